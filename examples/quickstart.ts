@@ -1,0 +1,3 @@
+import { hello } from "@ugent/core"
+
+console.log(hello(process.version))
