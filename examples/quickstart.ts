@@ -1,3 +1,1 @@
-import { hello } from "@ugent/core"
-
-console.log(hello(process.version))
+console.log("placeholder")

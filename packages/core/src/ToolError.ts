@@ -1,0 +1,243 @@
+/**
+ * The errors every tool may meet at its boundary: bad input, a trust level too
+ * low, an approval refused, a rule no level unlocks, a proof that no longer
+ * holds. Each is a `Schema.TaggedError` whose `message` is written for the
+ * person or model reading it (what went wrong, and what to do next), with the
+ * structured fields beside it. {@link toJson} encodes any of them, with its
+ * message, for a protocol boundary.
+ *
+ * @since 0.1.0
+ */
+import { Cause, Predicate, Schema } from "effect"
+import { levelName, type TrustLevel } from "./internal/level.ts"
+
+/**
+ * The schema of a trust level, `0 | 1 | 2 | 3`.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
+export const TrustLevelSchema = Schema.Literals([0, 1, 2, 3])
+
+/**
+ * The input did not decode against the tool's input schema.
+ *
+ * **Example** (Reading the message)
+ * ```ts
+ * import { ToolError } from "@ugent/core"
+ * const e = new ToolError.InvalidInput({ tool: "file.read", issues: "Missing key\n  at [\"path\"]" })
+ * console.log(e.message)
+ * // => Invalid input for file.read: Missing key at ["path"]. Check the input against the tool's input schema (describe the tool to see it) and call again.
+ * ```
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInput", {
+  tool: Schema.String,
+  issues: Schema.String
+}) {
+  override get message(): string {
+    return `Invalid input for ${this.tool}: ${oneLine(this.issues)}. Check the input against the tool's input schema (describe the tool to see it) and call again.`
+  }
+}
+
+/**
+ * The caller's trust level is below what the tool (or this input) requires.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class TrustDenied extends Schema.TaggedError<TrustDenied>()("TrustDenied", {
+  tool: Schema.String,
+  required: TrustLevelSchema,
+  actual: TrustLevelSchema,
+  reason: Schema.optionalKey(Schema.String)
+}) {
+  override get message(): string {
+    const why = this.reason === undefined ? "" : ` (${this.reason})`
+    return `${this.tool} needs trust ${levelName(this.required)}${why}, but the caller has ${levelName(this.actual as TrustLevel)}. Use a read-only alternative, or ask the operator to raise the caller's trust level.`
+  }
+}
+
+/**
+ * A confirmation was asked for and not given: refused, or not answered in time
+ * (a timeout is a denial).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class ApprovalDenied extends Schema.TaggedError<ApprovalDenied>()("ApprovalDenied", {
+  tool: Schema.String,
+  reason: Schema.Literals(["denied", "timeout", "no-approver"]),
+  timeoutMillis: Schema.optionalKey(Schema.Int)
+}) {
+  override get message(): string {
+    const messages: Record<typeof this.reason, string> = {
+      denied: `${this.tool} was not approved: the reviewer refused this call. Do not retry it as is; explain what you want to do, or choose another approach.`,
+      timeout: `${this.tool} was not approved: no answer within ${this.timeoutMillis ?? 0} ms, and a timeout counts as a denial. Ask the user before trying again.`,
+      "no-approver": `${this.tool} needs a confirmation, but no approver is configured, so it is denied. Run it with a higher trust level or configure an approver.`
+    }
+    return messages[this.reason]
+  }
+}
+
+/**
+ * The call matched a rule that no trust level unlocks (secrets, `.git/`
+ * internals, destructive shell patterns).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", {
+  tool: Schema.String,
+  rule: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `${this.tool} refused: ${this.detail} (rule "${this.rule}"). No trust level allows this; choose another target.`
+  }
+}
+
+/**
+ * Several branches of `Tool.all` failed; every failure is reported, with the
+ * key of its branch.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export interface AllFailed<out E> {
+  readonly _tag: "AllFailed"
+  readonly failures: ReadonlyArray<{ readonly key: string; readonly error: E }>
+  readonly message: string
+}
+
+class AllFailedImpl<E> extends Error implements AllFailed<E> {
+  readonly _tag = "AllFailed" as const
+  readonly failures: ReadonlyArray<{ readonly key: string; readonly error: E }>
+  constructor(failures: ReadonlyArray<{ readonly key: string; readonly error: E }>) {
+    super()
+    this.failures = failures
+    Object.defineProperty(this, "message", {
+      get: () =>
+        `${failures.length} branch(es) failed: ${failures.map((f) => `[${f.key}] ${messageOf(f.error)}`).join("; ")}`,
+      enumerable: false
+    })
+  }
+}
+
+/**
+ * Builds an {@link AllFailed} error.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const allFailed = <E>(failures: ReadonlyArray<{ readonly key: string; readonly error: E }>): AllFailed<E> =>
+  new AllFailedImpl(failures)
+
+/**
+ * The schema of {@link AllFailed} whose branch errors are described by `member`.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
+export const AllFailedSchema = <S extends Schema.Top>(member: S) =>
+  Schema.Struct({
+    _tag: Schema.tag("AllFailed"),
+    failures: Schema.Array(Schema.Struct({ key: Schema.String, error: member }))
+  })
+
+/**
+ * Whether a value is an {@link AllFailed} error.
+ *
+ * @category guards
+ * @since 0.1.0
+ */
+export const isAllFailed = (u: unknown): u is AllFailed<unknown> => u instanceof AllFailedImpl
+
+/**
+ * The encoded JSON form of a tool failure at a boundary: its tag, its
+ * structured fields and its message.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface FailureJson {
+  readonly _tag: string
+  readonly message: string
+  readonly [field: string]: unknown
+}
+
+const oneLine = (s: string) => s.replace(/\s*\n\s*/g, " ").trim()
+
+/**
+ * The message of any failure value, for a person or a model.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
+export const messageOf = (error: unknown): string => {
+  if (Predicate.hasProperty(error, "message") && typeof error.message === "string" && error.message !== "") {
+    return error.message
+  }
+  if (Predicate.isTagged(error, "TimeoutError") || Cause.isTimeoutError(error)) return "The call timed out."
+  return String(error)
+}
+
+/**
+ * Encodes a failure to JSON: `{ _tag, message, ...fields }`. The fields come
+ * from `encoded` (the failure encoded by its schema) when given, else from the
+ * error's own enumerable fields.
+ *
+ * @category encoding
+ * @since 0.1.0
+ */
+export const toJson = (error: unknown, encoded?: unknown): FailureJson => {
+  const tag = Predicate.hasProperty(error, "_tag") && typeof error._tag === "string" ? error._tag : "UnknownError"
+  const fields =
+    encoded !== undefined && typeof encoded === "object" && encoded !== null
+      ? (encoded as Record<string, unknown>)
+      : typeof error === "object" && error !== null
+        ? Object.fromEntries(Object.entries(error).filter(([k]) => k !== "stack" && k !== "cause"))
+        : {}
+  return { ...fields, _tag: tag, message: messageOf(error) }
+}
+
+/**
+ * Whether a failure may succeed if the same call is tried again: errors say
+ * so with a `retryable: true` field. Trust, approval, policy and input errors
+ * never are, whatever they say.
+ *
+ * @category retrying
+ * @since 0.1.0
+ */
+export const isRetryable = (error: unknown): boolean => {
+  if (!Predicate.isObject(error)) return false
+  const tag = (error as { readonly _tag?: unknown })._tag
+  if (typeof tag === "string" && neverRetried.has(tag)) return false
+  return (error as { readonly retryable?: unknown }).retryable === true
+}
+
+const neverRetried = new Set([
+  "InvalidInput",
+  "TrustDenied",
+  "ApprovalDenied",
+  "Forbidden",
+  "CircuitOpen",
+  "ProofRejected",
+  "RateLimited",
+  "PolicyDenied"
+])
+
+/**
+ * The delay a server asked for before the next try (a `retryAfterMillis`
+ * field), if any.
+ *
+ * @category retrying
+ * @since 0.1.0
+ */
+export const retryAfterMillis = (error: unknown): number | undefined => {
+  if (!Predicate.isObject(error)) return undefined
+  const ms = (error as { readonly retryAfterMillis?: unknown }).retryAfterMillis
+  return typeof ms === "number" && Number.isFinite(ms) && ms >= 0 ? ms : undefined
+}
