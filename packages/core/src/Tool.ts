@@ -276,11 +276,9 @@ export const andThen: {
     fromImpl(internal.andThen(toImpl(self), toImpl(that)))
 )
 
-type PipelineFailure<Ts> = Ts extends readonly [infer H, ...infer Rest] ? Failure<H> | PipelineFailure<Rest> : never
-type PipelineRequirements<Ts> = Ts extends readonly [infer H, ...infer Rest]
-  ? Requirements<H> | PipelineRequirements<Rest>
-  : never
-type Last<Ts> = Ts extends readonly [...infer _, infer L] ? L : never
+type PipelineFailure<Ts> = Ts extends ReadonlyArray<infer T> ? Failure<T> : never
+type PipelineRequirements<Ts> = Ts extends ReadonlyArray<infer T> ? Requirements<T> : never
+type Last<Ts> = Ts extends readonly [...infer _, infer L] ? L : Ts extends ReadonlyArray<infer T> ? T : never
 
 /**
  * The expected type of each step of a pipeline: a tool whose input accepts the
@@ -290,9 +288,14 @@ type Last<Ts> = Ts extends readonly [...infer _, infer L] ? L : never
  * @category type-level
  * @since 0.1.0
  */
-export type Chain<Ts extends ReadonlyArray<unknown>, Prev> = Ts extends readonly [infer H, ...infer Rest]
-  ? readonly [Tool<Prev, Output<H>, Failure<H>, Requirements<H>>, ...Chain<Rest, Output<H>>]
-  : readonly []
+export type Chain<Ts extends ReadonlyArray<unknown>, Prev> = Ts extends readonly []
+  ? readonly []
+  : Ts extends readonly [infer H, ...infer Rest]
+    ? readonly [Tool<Prev, Output<H>, Failure<H>, Requirements<H>>, ...Chain<Rest, Output<H>>]
+    : Ts extends ReadonlyArray<infer T>
+      ? // A spread array of steps: each must accept the previous output, so they are endomorphisms.
+        ReadonlyArray<Tool<Prev & Output<T>, Output<T>, Failure<T>, Requirements<T>>>
+      : never
 
 /**
  * The type a pipeline's argument list must have: the first step as given, each
@@ -552,13 +555,14 @@ export interface AllOptions {
   readonly concurrency?: number | "unbounded" | undefined
 }
 
-type AllInput<T> = UnionToIntersection<{ [K in keyof T]: Input<T[K]> }[keyof T]>
+type Members<T> = T extends ReadonlyArray<infer X> ? X : T[keyof T]
+type AllInput<T> = UnionToIntersection<Input<Members<T>>>
 type AllOutput<T> = { -readonly [K in keyof T]: Output<T[K]> }
 type AllFailure<T, O> = O extends { readonly mode: "fail-fast" }
-  ? { [K in keyof T]: Failure<T[K]> }[keyof T]
-  : [{ [K in keyof T]: Failure<T[K]> }[keyof T]] extends [never]
+  ? Failure<Members<T>>
+  : [Failure<Members<T>>] extends [never]
     ? never
-    : AllFailed<{ [K in keyof T]: Failure<T[K]> }[keyof T]>
+    : AllFailed<Failure<Members<T>>>
 
 const mergedInput = (inputs: ReadonlyArray<AnySchema>): AnySchema => {
   const first = inputs[0] ?? Schema.Unknown
@@ -596,7 +600,7 @@ export const all = <
 >(
   tools: T,
   options?: O
-): Tool<AllInput<T>, AllOutput<T>, AllFailure<T, O>, { [K in keyof T]: Requirements<T[K]> }[keyof T]> => {
+): Tool<AllInput<T>, AllOutput<T>, AllFailure<T, O>, Requirements<Members<T>>> => {
   const isTuple = Array.isArray(tools)
   const entries: ReadonlyArray<readonly [string, internal.ToolImpl]> = Object.entries(tools).map(([k, t]) => [
     k,
