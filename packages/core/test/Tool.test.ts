@@ -117,26 +117,24 @@ describe("Tool", () => {
       )
     })
 
-    it.effect("a composition takes the highest trust and merges effects and failures", () =>
-      Effect.gen(function* () {
-        const writer = Tool.make({
-          name: "writer",
-          description: "d",
-          trust: 1,
-          effects: { writesFs: true, idempotent: false },
-          input: Schema.Number,
-          output: Schema.Number,
-          run: Effect.succeed
-        })
-        const p = Tool.pipeline(evenOnly, writer, positive)
-        assert.strictEqual(p.trust, 1)
-        assert.isTrue(p.effects.writesFs)
-        assert.isFalse(p.effects.idempotent)
-        const schemas = Boundary.jsonSchemas(p)
-        assert.match(JSON.stringify(schemas.failure), /Odd/)
-        assert.match(JSON.stringify(schemas.failure), /Neg/)
+    it("a composition takes the highest trust and merges effects and failures", () => {
+      const writer = Tool.make({
+        name: "writer",
+        description: "d",
+        trust: 1,
+        effects: { writesFs: true, idempotent: false },
+        input: Schema.Number,
+        output: Schema.Number,
+        run: Effect.succeed
       })
-    )
+      const p = Tool.pipeline(evenOnly, writer, positive)
+      assert.strictEqual(p.trust, 1)
+      assert.isTrue(p.effects.writesFs)
+      assert.isFalse(p.effects.idempotent)
+      const schemas = Boundary.jsonSchemas(p)
+      assert.match(JSON.stringify(schemas.failure), /Odd/)
+      assert.match(JSON.stringify(schemas.failure), /Neg/)
+    })
 
     it.effect("the first failure stops the pipeline", () =>
       Effect.gen(function* () {
