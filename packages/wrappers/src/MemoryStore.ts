@@ -1,0 +1,344 @@
+/**
+ * The `MemoryStore` is the working memory of `Summarized`: a tool's full
+ * result is stored under an id and a short summary goes back to the model,
+ * which reads details later by character range or by lines
+ * (`self.memory.read`). Entries report their size in characters and lines.
+ *
+ * Content is text; a JSON result is kept as its indented JSON text (kind
+ * `"json"`), so ranges and lines cut it the same way on every backend.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer, Schema } from "effect"
+import { countLines, sliceChars, sliceLines } from "./internal/memoryText.ts"
+import type { StoreError } from "./StoreError.ts"
+
+/**
+ * Whether the stored content was given as text or as JSON.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
+export const MemoryKind = Schema.Literals(["text", "json"])
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type MemoryKind = typeof MemoryKind.Type
+
+/**
+ * What is known of an entry without reading its content. `size` counts
+ * characters as JavaScript does (`String.length`); `lines` does not count a
+ * final newline as the start of a line. `createdAt` is epoch milliseconds.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
+export const MemoryInfo = Schema.Struct({
+  id: Schema.String,
+  tool: Schema.String,
+  kind: MemoryKind,
+  summary: Schema.String,
+  size: Schema.Int,
+  lines: Schema.Int,
+  createdAt: Schema.Number
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type MemoryInfo = typeof MemoryInfo.Type
+
+/**
+ * An entry with its full content.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
+export const MemoryEntry = Schema.Struct({ ...MemoryInfo.fields, content: Schema.String })
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type MemoryEntry = typeof MemoryEntry.Type
+
+/**
+ * A character range of an entry: `content` is `length` characters from
+ * `offset` (both clamped to the entry), `size` the entry's total.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
+export const MemoryRange = Schema.Struct({
+  id: Schema.String,
+  content: Schema.String,
+  offset: Schema.Int,
+  length: Schema.Int,
+  size: Schema.Int,
+  hasMore: Schema.Boolean
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type MemoryRange = typeof MemoryRange.Type
+
+/**
+ * Lines `start..end` (1-based, inclusive) of an entry of `lines` lines,
+ * joined by newlines.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
+export const MemoryLines = Schema.Struct({
+  id: Schema.String,
+  content: Schema.String,
+  start: Schema.Int,
+  end: Schema.Int,
+  lines: Schema.Int,
+  hasMore: Schema.Boolean
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type MemoryLines = typeof MemoryLines.Type
+
+/**
+ * What {@link MemoryStoreShape.put} takes: a string is stored as text, any
+ * other JSON value as its indented JSON text. Without an id the store makes
+ * one; with the id of a stored entry, the entry is replaced.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface PutInput {
+  readonly id?: string | undefined
+  readonly tool: string
+  readonly content: Schema.Json
+  readonly summary: string
+}
+
+/**
+ * No entry is stored under this id.
+ *
+ * **Example** (Reading the message)
+ * ```ts
+ * import { MemoryStore } from "@ugent/wrappers"
+ * console.log(new MemoryStore.MemoryNotFound({ id: "m-1" }).message)
+ * // => No working-memory entry with id m-1: it was never stored or has been deleted. List the memory to see the ids that are kept.
+ * ```
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class MemoryNotFound extends Schema.TaggedError<MemoryNotFound>()("MemoryNotFound", { id: Schema.String }) {
+  override get message(): string {
+    return `No working-memory entry with id ${this.id}: it was never stored or has been deleted. List the memory to see the ids that are kept.`
+  }
+}
+
+/**
+ * The operations of a memory store. `list` comes back newest first (by
+ * `createdAt`, then `id`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface MemoryStoreShape {
+  /** Stores an entry and returns its id. */
+  readonly put: (input: PutInput) => Effect.Effect<string, StoreError>
+  readonly get: (id: string) => Effect.Effect<MemoryEntry, MemoryNotFound | StoreError>
+  readonly info: (id: string) => Effect.Effect<MemoryInfo, MemoryNotFound | StoreError>
+  /** Characters `[offset, offset + length)`. */
+  readonly getRange: (
+    id: string,
+    range: { readonly offset: number; readonly length: number }
+  ) => Effect.Effect<MemoryRange, MemoryNotFound | StoreError>
+  /** `count` lines from line `start` (1-based). */
+  readonly getLines: (
+    id: string,
+    lines: { readonly start: number; readonly count: number }
+  ) => Effect.Effect<MemoryLines, MemoryNotFound | StoreError>
+  /** Whether there was an entry to delete. */
+  readonly delete: (id: string) => Effect.Effect<boolean, StoreError>
+  readonly list: (query: {
+    readonly tool?: string | undefined
+    readonly limit: number
+  }) => Effect.Effect<ReadonlyArray<MemoryInfo>, StoreError>
+}
+
+/**
+ * The memory store service.
+ *
+ * **Example** (Storing a result and reading lines of it)
+ * ```ts
+ * import { MemoryStore } from "@ugent/wrappers"
+ * import { Effect } from "effect"
+ * const program = Effect.gen(function* () {
+ *   const memory = yield* MemoryStore.MemoryStore
+ *   const id = yield* memory.put({ id: "grep-1", tool: "search.grep", content: "a.ts:1\nb.ts:7\nc.ts:9\n", summary: "3 matches" })
+ *   const info = yield* memory.info(id)
+ *   const lines = yield* memory.getLines(id, { start: 2, count: 1 })
+ *   return [info.size, info.lines, lines.content, lines.hasMore]
+ * })
+ * console.log(Effect.runSync(Effect.provide(program, MemoryStore.layerMemory())))
+ * // => [ 21, 3, 'b.ts:7', true ]
+ * ```
+ *
+ * @category services
+ * @since 0.1.0
+ */
+export class MemoryStore extends Context.Service<MemoryStore, MemoryStoreShape>()("ugent/MemoryStore") {}
+
+/**
+ * Builds an entry from what `put` takes: the text form of the content and
+ * its sizes.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const entryOf = (input: PutInput & { readonly id: string; readonly createdAt: number }): MemoryEntry => {
+  const text = typeof input.content === "string"
+  const content = typeof input.content === "string" ? input.content : JSON.stringify(input.content, null, 2)
+  return {
+    id: input.id,
+    tool: input.tool,
+    kind: text ? "text" : "json",
+    summary: input.summary,
+    size: content.length,
+    lines: countLines(content),
+    createdAt: input.createdAt,
+    content
+  }
+}
+
+/**
+ * A new entry id: `m-` and 12 random hex digits.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const makeId: Effect.Effect<string> = Effect.sync(
+  () => `m-${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`
+)
+
+/**
+ * The info of an entry (all but its content).
+ *
+ * @category getters
+ * @since 0.1.0
+ */
+export const infoOf = ({ content: _, ...info }: MemoryEntry): MemoryInfo => info
+
+/**
+ * A character range of an entry, clamped to it.
+ *
+ * @category getters
+ * @since 0.1.0
+ */
+export const rangeOf = (entry: MemoryEntry, offset: number, length: number): MemoryRange => ({
+  id: entry.id,
+  size: entry.size,
+  ...sliceChars(entry.content, offset, length)
+})
+
+/**
+ * Lines of an entry, clamped to it.
+ *
+ * @category getters
+ * @since 0.1.0
+ */
+export const linesOf = (entry: MemoryEntry, start: number, count: number): MemoryLines => ({
+  id: entry.id,
+  ...sliceLines(entry.content, start, count)
+})
+
+/**
+ * The order of `list`: newest first, then by id.
+ *
+ * @category ordering
+ * @since 0.1.0
+ */
+export const newestFirst = (a: MemoryInfo, b: MemoryInfo): number =>
+  b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
+
+/**
+ * Derives the whole shape from three primitives, so every backend reads,
+ * cuts and reports missing entries the same way.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const fromPrimitives = (primitives: {
+  readonly write: (entry: MemoryEntry) => Effect.Effect<void, StoreError>
+  readonly read: (id: string) => Effect.Effect<MemoryEntry | undefined, StoreError>
+  readonly delete: (id: string) => Effect.Effect<boolean, StoreError>
+  readonly list: MemoryStoreShape["list"]
+}): MemoryStoreShape => {
+  const get = (id: string) =>
+    Effect.flatMap(primitives.read(id), (entry) =>
+      entry === undefined ? Effect.fail(new MemoryNotFound({ id })) : Effect.succeed(entry)
+    )
+  return {
+    put: (input) =>
+      Effect.gen(function* () {
+        const id = input.id ?? (yield* makeId)
+        const createdAt = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
+        yield* primitives.write(entryOf({ ...input, id, createdAt }))
+        return id
+      }),
+    get,
+    info: (id) => Effect.map(get(id), infoOf),
+    getRange: (id, { offset, length }) => Effect.map(get(id), (entry) => rangeOf(entry, offset, length)),
+    getLines: (id, { start, count }) => Effect.map(get(id), (entry) => linesOf(entry, start, count)),
+    delete: primitives.delete,
+    list: primitives.list
+  }
+}
+
+/**
+ * A memory store in memory. It keeps at most `capacity` entries (default
+ * 10,000) and forgets the oldest stored first.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const makeMemory = (options?: { readonly capacity?: number | undefined }): MemoryStoreShape => {
+  const capacity = options?.capacity ?? 10_000
+  const entries = new Map<string, MemoryEntry>()
+  return fromPrimitives({
+    write: (entry) =>
+      Effect.sync(() => {
+        entries.delete(entry.id)
+        entries.set(entry.id, entry)
+        while (entries.size > capacity) {
+          const oldest = entries.keys().next().value
+          if (oldest === undefined) break
+          entries.delete(oldest)
+        }
+      }),
+    read: (id) => Effect.sync(() => entries.get(id)),
+    delete: (id) => Effect.sync(() => entries.delete(id)),
+    list: ({ tool, limit }) =>
+      Effect.sync(() => {
+        const out: Array<MemoryInfo> = []
+        for (const entry of entries.values()) if (tool === undefined || entry.tool === tool) out.push(infoOf(entry))
+        return out.sort(newestFirst).slice(0, Math.max(0, limit))
+      })
+  })
+}
+
+/**
+ * A fresh in-memory memory store (see {@link makeMemory}).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerMemory = (options?: { readonly capacity?: number | undefined }): Layer.Layer<MemoryStore> =>
+  Layer.sync(MemoryStore, () => MemoryStore.of(makeMemory(options)))

@@ -1,0 +1,17 @@
+/**
+ * `@ugent/wrappers`: functions `Tool → Tool` built on Effect's own primitives
+ * (Traced, Cached, Retry, Timeout, CircuitBreaker, RateLimited, Sandboxed,
+ * Audited, Summarized) and the stores they write to (memory, SQLite,
+ * PostgreSQL; Redis for shared limits and breaker state).
+ *
+ * @since 0.1.0
+ */
+
+/** @since 0.1.0 */
+export * as AuditStore from "./AuditStore.ts"
+/** @since 0.1.0 */
+export * as MemoryStore from "./MemoryStore.ts"
+/** @since 0.1.0 */
+export * as StoreError from "./StoreError.ts"
+/** @since 0.1.0 */
+export * as TraceStore from "./TraceStore.ts"
