@@ -27,7 +27,7 @@ export interface ObserverShape {
  * ```ts
  * import { Observer } from "@ugent/core"
  * import { Effect } from "effect"
- * const program = Effect.map(Observer.Observer.asEffect(), (o) => `${o.id}@L${o.trust}`)
+ * const program = Effect.map(Observer.Observer, (o) => `${o.id}@L${o.trust}`)
  * console.log(Effect.runSync(Effect.provide(program, Observer.layer({ id: "ci", trust: 1 }))))
  * // => ci@L1
  * ```
