@@ -1,0 +1,257 @@
+/**
+ * The typed errors of the workspace jail. They live here, apart from
+ * `Workspace.ts`, so the machinery in this folder can raise them without an
+ * import cycle; `Workspace.ts` re-exports every one of them.
+ *
+ * @internal
+ */
+import { Schema } from "effect"
+
+/** A path as it may be shown in a message: control characters escaped, so a NUL byte is visible. */
+export const shown = (path: string): string =>
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: escaping control characters is the point
+  path.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`)
+
+/**
+ * The path cannot name a file at all: it holds a NUL byte, is empty, loops
+ * through symbolic links, is too long, or is a link to nothing.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class InvalidPath extends Schema.TaggedError<InvalidPath>()("InvalidPath", {
+  path: Schema.String,
+  reason: Schema.Literals(["nul-byte", "empty", "symlink-loop", "too-long", "dangling-symlink"])
+}) {
+  override get message(): string {
+    const p = shown(this.path)
+    const messages: Record<typeof this.reason, string> = {
+      "nul-byte": `The path ${p} contains a NUL byte, which no file name may hold. Remove it and call again.`,
+      empty: `The path is empty. Give a file path relative to the workspace root (for example "src/index.ts"), or "." for the root.`,
+      "symlink-loop": `The path ${p} goes through symbolic links that loop. Use a path without the looping link.`,
+      "too-long": `The path ${p} is too long for the file system. Use a shorter path.`,
+      "dangling-symlink": `${p} is a symbolic link whose target does not exist. File tools never create files through links; write to the target's own path inside the workspace instead.`
+    }
+    return messages[this.reason]
+  }
+}
+
+/**
+ * The path, or what it resolves to through symbolic links, is not inside the
+ * workspace root.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class OutsideWorkspace extends Schema.TaggedError<OutsideWorkspace>()("OutsideWorkspace", {
+  path: Schema.String,
+  reason: Schema.Literals(["outside", "symlink-target", "parent"])
+}) {
+  override get message(): string {
+    const p = shown(this.path)
+    const messages: Record<typeof this.reason, string> = {
+      outside: `${p} is outside the workspace. Use a path inside it (relative paths resolve against the workspace root); find files with file.glob or file.list.`,
+      "symlink-target": `${p} resolves through a symbolic link to a place outside the workspace, so it cannot be used. Use a file that lies inside the workspace.`,
+      parent: `The directory of ${p} resolves outside the workspace (through a symbolic link), so nothing can be created there. Choose a directory inside the workspace.`
+    }
+    return messages[this.reason]
+  }
+}
+
+/**
+ * The path matches a blocked name of the workspace policy (secrets, private
+ * keys, credentials, `.git/` internals), by its own name, through a link's
+ * name, or through the target a link points to.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class BlockedPath extends Schema.TaggedError<BlockedPath>()("BlockedPath", {
+  path: Schema.String,
+  rule: Schema.String,
+  via: Schema.Literals(["path", "link", "target"])
+}) {
+  override get message(): string {
+    const how =
+      this.via === "path" ? "" : this.via === "link" ? " through a symbolic link's name" : " through a link's target"
+    return `${shown(this.path)} is blocked by the workspace policy (rule "${this.rule}"${how}): secrets, private keys, credentials and .git internals are never read or written by file tools. Work with other files; use the git tools for repository state.`
+  }
+}
+
+/**
+ * Nothing exists at the path.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
+  path: Schema.String,
+  expected: Schema.Literals(["file", "directory", "any"])
+}) {
+  override get message(): string {
+    const what = this.expected === "directory" ? "Directory" : this.expected === "file" ? "File" : "Path"
+    return `${what} not found: ${shown(this.path)}. Check the path with file.list or file.glob.`
+  }
+}
+
+/**
+ * The kinds of non-regular files a tool may meet.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const FileKind = Schema.Literals([
+  "file",
+  "directory",
+  "fifo",
+  "character-device",
+  "block-device",
+  "socket",
+  "symlink",
+  "unknown"
+])
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type FileKind = typeof FileKind.Type
+
+/**
+ * A file was expected and the path is a directory, a FIFO, a device or a
+ * socket. Only regular files are read or written.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class NotAFile extends Schema.TaggedError<NotAFile>()("NotAFile", {
+  path: Schema.String,
+  kind: FileKind
+}) {
+  override get message(): string {
+    const p = shown(this.path)
+    if (this.kind === "directory") {
+      return `${p} is a directory, not a file. List it with file.list, or find files in it with file.glob.`
+    }
+    return `${p} is a ${this.kind.replace("-", " ")}, not a regular file; only regular files are read or written (a pipe or device could block or never end). Choose a regular file.`
+  }
+}
+
+/**
+ * A directory was expected and the path is a file (or something else).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class NotADirectory extends Schema.TaggedError<NotADirectory>()("NotADirectory", {
+  path: Schema.String,
+  kind: FileKind
+}) {
+  override get message(): string {
+    const p = shown(this.path)
+    return this.kind === "file"
+      ? `${p} is a file, not a directory. Read it with file.read, or list its parent directory with file.list.`
+      : `${p} is a ${this.kind.replace("-", " ")}, not a directory. List a directory of the workspace instead.`
+  }
+}
+
+/**
+ * The file is not UTF-8 text: a NUL byte or invalid UTF-8 in its first
+ * 8 KB, or invalid UTF-8 later on.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class BinaryFile extends Schema.TaggedError<BinaryFile>()("BinaryFile", {
+  path: Schema.String,
+  size: Schema.Number,
+  reason: Schema.Literals(["nul-byte", "invalid-utf8"])
+}) {
+  override get message(): string {
+    const why = this.reason === "nul-byte" ? "it contains NUL bytes" : "it is not valid UTF-8"
+    return `${shown(this.path)} looks like a binary file (${why}); file tools show and edit UTF-8 text only. Choose a text file, or inspect it with another tool.`
+  }
+}
+
+/**
+ * The file is over the byte limit of the operation (or grew past it while
+ * being read).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class FileTooLarge extends Schema.TaggedError<FileTooLarge>()("FileTooLarge", {
+  path: Schema.String,
+  /** The size seen: at least this many bytes. */
+  size: Schema.Number,
+  limit: Schema.Number
+}) {
+  override get message(): string {
+    return `${shown(this.path)} is too large: at least ${this.size} bytes, over the limit of ${this.limit} bytes. Search it with search.grep for the part you need instead of reading it whole.`
+  }
+}
+
+/**
+ * A create found the file already there. Creation is exclusive.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class AlreadyExists extends Schema.TaggedError<AlreadyExists>()("AlreadyExists", {
+  path: Schema.String
+}) {
+  override get message(): string {
+    return `${shown(this.path)} already exists. To replace it, read it with file.read and pass the proof it returns to file.write; to change part of it, use file.edit.`
+  }
+}
+
+/**
+ * The path changed while it was being opened (replaced, moved, deleted, or
+ * turned into a link): the descriptor did not match what was checked. The
+ * operation did nothing; trying again is safe.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class ConcurrentChange extends Schema.TaggedError<ConcurrentChange>()("ConcurrentChange", {
+  path: Schema.String,
+  retryable: Schema.Boolean
+}) {
+  override get message(): string {
+    return `${shown(this.path)} changed while it was being opened (replaced, moved or turned into a link), so nothing was done. Try again; if it keeps happening, something else is modifying the workspace.`
+  }
+}
+
+/**
+ * Any other failure of the file system: permission denied, no space left, a
+ * read-only file system, an I/O error. `code` is the system's code.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class FileSystemError extends Schema.TaggedError<FileSystemError>()("FileSystemError", {
+  path: Schema.String,
+  operation: Schema.String,
+  code: Schema.String,
+  retryable: Schema.Boolean
+}) {
+  override get message(): string {
+    const texts: Record<string, string> = {
+      EACCES: "permission denied. Choose a file the agent may access",
+      EPERM: "operation not permitted. Choose a file the agent may access",
+      ENOSPC: "no space left on the device. Free some space, then retry",
+      EDQUOT: "disk quota exceeded. Free some space, then retry",
+      EROFS: "the file system is read-only. Only read from it",
+      EMFILE: "too many open files. Retry in a moment",
+      ENFILE: "too many open files. Retry in a moment",
+      EBUSY: "the file is busy. Retry in a moment",
+      EAGAIN: "the resource is temporarily unavailable. Retry in a moment",
+      EIO: "an input/output error. Retry, and report it if it persists",
+      EISDIR: "it is a directory. Use file.list on it",
+      ENOTDIR: "a part of the path is not a directory. Check the path with file.list",
+      EXDEV: "it crosses file systems. Choose a path on the same file system"
+    }
+    const text = texts[this.code] ?? `the system reported ${this.code}. Check the path and retry`
+    return `Could not ${this.operation} ${shown(this.path)}: ${text}.`
+  }
+}

@@ -1,0 +1,205 @@
+/**
+ * Opening bound to checking. A file is opened first, then the opened
+ * descriptor itself is verified: on Linux its real path is read from
+ * `/proc/self/fd/<fd>` and must be the path that was checked (inside the
+ * root, not blocked); elsewhere its device and inode must match a fresh
+ * `stat` of that path. Only regular files are read: the kind is checked with
+ * `stat` before opening, the open uses `O_NONBLOCK | O_NOFOLLOW` (a FIFO
+ * cannot block it, a link swapped in at the last segment makes it fail), and
+ * `fstat` on the descriptor decides. Reads stop at the byte limit, so a file
+ * that grows while read, or lies about its size, cannot exceed it.
+ *
+ * @internal
+ */
+
+import { isUtf8 } from "node:buffer"
+import { constants, type Stats } from "node:fs"
+import * as fsp from "node:fs/promises"
+import { Effect } from "effect"
+import {
+  BinaryFile,
+  BlockedPath,
+  ConcurrentChange,
+  type FileSystemError,
+  FileTooLarge,
+  type InvalidPath,
+  type NotADirectory,
+  NotAFile,
+  type NotFound,
+  OutsideWorkspace
+} from "./errors.ts"
+import { isInside, relativeTo } from "./paths.ts"
+import type { Jail, ResolvedPath } from "./resolve.ts"
+import { attempt, call, kindOf, mapError } from "./system.ts"
+
+/** How many leading bytes decide whether a file is binary. */
+export const sniffBytes = 8192
+
+const readFlags = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW
+const dirFlags = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW
+
+export type OpenError =
+  | InvalidPath
+  | NotFound
+  | NotAFile
+  | NotADirectory
+  | OutsideWorkspace
+  | BlockedPath
+  | ConcurrentChange
+  | FileSystemError
+
+/** The path `/proc` gives an open descriptor. */
+export const fdPath = (fd: number): string => `/proc/self/fd/${fd}`
+
+/**
+ * Checks that an open descriptor is the file `expected` names: same real
+ * path (Linux) or same device and inode (elsewhere), inside the root and not
+ * blocked.
+ */
+export const verifyDescriptor = (
+  jail: Jail,
+  handle: fsp.FileHandle,
+  input: string,
+  expected: string,
+  st: Stats
+): Effect.Effect<void, OutsideWorkspace | BlockedPath | ConcurrentChange | FileSystemError> =>
+  Effect.gen(function* () {
+    if (jail.procFd) {
+      // An unreadable descriptor path is treated like a deleted file: a mismatch, refused below.
+      const actual = yield* attempt(() => fsp.readlink(fdPath(handle.fd))).pipe(
+        Effect.orElseSucceed(() => `${expected} (deleted)`)
+      )
+      if (!isInside(jail.root, actual)) return yield* new OutsideWorkspace({ path: input, reason: "symlink-target" })
+      const rule = jail.policy.blockedBy(relativeTo(jail.root, actual))
+      if (rule !== undefined) return yield* new BlockedPath({ path: input, rule, via: "target" })
+      if (actual !== expected) return yield* new ConcurrentChange({ path: input, retryable: true })
+      return
+    }
+    const now = yield* attempt(() => fsp.stat(expected)).pipe(Effect.option)
+    if (now._tag === "None" || now.value.dev !== st.dev || now.value.ino !== st.ino) {
+      return yield* new ConcurrentChange({ path: input, retryable: true })
+    }
+  })
+
+const openError = (input: string, expect: "file" | "directory") => (u: unknown) => {
+  const code = typeof u === "object" && u !== null && "code" in u ? u.code : undefined
+  // ELOOP under O_NOFOLLOW: the last segment became a link after it was checked.
+  if (code === "ELOOP") return new ConcurrentChange({ path: input, retryable: true })
+  // ENXIO: a socket, or a FIFO opened for writing with no reader.
+  if (code === "ENXIO") return new NotAFile({ path: input, kind: "socket" })
+  return mapError(input, "open", expect)(u)
+}
+
+/**
+ * Opens a checked regular file for reading and verifies the descriptor; the
+ * handle is closed when the scope of `use` ends.
+ */
+export const withVerifiedFile = <A, E, R>(
+  jail: Jail,
+  resolved: ResolvedPath,
+  use: (handle: fsp.FileHandle, st: Stats) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E | OpenError, R> =>
+  Effect.acquireUseRelease(
+    call(() => fsp.open(resolved.real, readFlags), openError(resolved.input, "file")),
+    (handle) =>
+      Effect.gen(function* () {
+        const st = yield* call(() => handle.stat(), mapError(resolved.input, "inspect", "file"))
+        if (!st.isFile()) return yield* new NotAFile({ path: resolved.input, kind: kindOf(st) })
+        yield* verifyDescriptor(jail, handle, resolved.input, resolved.real, st)
+        return yield* use(handle, st)
+      }),
+    (handle) => Effect.promise(() => handle.close())
+  )
+
+/**
+ * Opens a checked directory (`O_DIRECTORY | O_NOFOLLOW`) and verifies the
+ * descriptor; `use` receives a path that names that very directory
+ * (`/proc/self/fd/<fd>` on Linux), so what it lists is what was checked.
+ */
+export const withVerifiedDirectory = <A, E, R>(
+  jail: Jail,
+  input: string,
+  real: string,
+  use: (base: string) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E | OpenError, R> =>
+  Effect.acquireUseRelease(
+    call(() => fsp.open(real, dirFlags), openError(input, "directory")),
+    (handle) =>
+      Effect.gen(function* () {
+        const st = yield* call(() => handle.stat(), mapError(input, "inspect", "directory"))
+        yield* verifyDescriptor(jail, handle, input, real, st)
+        return yield* use(jail.procFd ? fdPath(handle.fd) : real)
+      }),
+    (handle) => Effect.promise(() => handle.close())
+  )
+
+/** Why the first bytes of a file say it is binary, if they do. */
+export const sniff = (head: Uint8Array): "nul-byte" | "invalid-utf8" | undefined => {
+  if (head.includes(0)) return "nul-byte"
+  if (isUtf8(head)) return undefined
+  // The head may end inside a multi-byte character: drop up to three trailing bytes of it and try again.
+  for (let cut = 1; cut <= 3 && cut < head.length; cut++) {
+    if ((head[head.length - cut]! & 0xc0) !== 0x80) {
+      return isUtf8(head.subarray(0, head.length - cut)) ? undefined : "invalid-utf8"
+    }
+  }
+  return "invalid-utf8"
+}
+
+export interface FileBytes {
+  readonly bytes: Uint8Array
+  readonly stats: Stats
+}
+
+/**
+ * Reads a verified file whole, never more than `maxBytes`: the stated size is
+ * checked first, then the read stops one byte past the limit. With
+ * `text: true`, the first 8 KB are checked for binary content before the rest
+ * is read, and the whole is checked to be UTF-8.
+ */
+export const readVerified = (
+  jail: Jail,
+  resolved: ResolvedPath,
+  options: { readonly maxBytes: number; readonly text: boolean }
+): Effect.Effect<FileBytes, OpenError | BinaryFile | FileTooLarge> =>
+  withVerifiedFile(jail, resolved, (handle, stats) =>
+    Effect.gen(function* () {
+      const { maxBytes } = options
+      if (stats.size > maxBytes) {
+        return yield* new FileTooLarge({ path: resolved.input, size: stats.size, limit: maxBytes })
+      }
+      // Reading `maxBytes + 1` bytes proves a file too large, whatever size it claimed.
+      const cap = maxBytes + 1
+      let buffer = Buffer.allocUnsafe(Math.min(Math.max(stats.size + 1, 65536), cap))
+      let length = 0
+      const readInto = (want: number) =>
+        call(() => handle.read(buffer, length, want, null), mapError(resolved.input, "read", "file"))
+      if (options.text) {
+        const window = Math.min(sniffBytes, buffer.length)
+        while (length < window) {
+          const { bytesRead } = yield* readInto(window - length)
+          if (bytesRead === 0) break
+          length += bytesRead
+        }
+        const reason = sniff(buffer.subarray(0, length))
+        if (reason !== undefined) return yield* new BinaryFile({ path: resolved.input, size: stats.size, reason })
+      }
+      while (true) {
+        if (length === buffer.length) {
+          if (length >= cap) return yield* new FileTooLarge({ path: resolved.input, size: length, limit: maxBytes })
+          const grown = Buffer.allocUnsafe(Math.min(buffer.length * 2, cap))
+          buffer.copy(grown, 0, 0, length)
+          buffer = grown
+        }
+        const { bytesRead } = yield* readInto(buffer.length - length)
+        if (bytesRead === 0) break
+        length += bytesRead
+      }
+      if (length > maxBytes) return yield* new FileTooLarge({ path: resolved.input, size: length, limit: maxBytes })
+      const bytes = buffer.subarray(0, length)
+      if (options.text && !isUtf8(bytes)) {
+        return yield* new BinaryFile({ path: resolved.input, size: length, reason: "invalid-utf8" })
+      }
+      return { bytes, stats }
+    })
+  )
