@@ -14,7 +14,12 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer, Schema } from "effect"
+import type { SqlClient } from "effect/sql"
+import * as internal from "./internal/auditAnalytics.ts"
+import * as sqlStore from "./internal/sql/auditStore.ts"
+import * as databases from "./internal/sql/databases.ts"
 import type { StoreError } from "./StoreError.ts"
+import type { PgOptions, SqliteOptions } from "./Stores.ts"
 
 /**
  * Whether an entry was written before the call or after it.
@@ -188,7 +193,7 @@ export class AuditStore extends Context.Service<AuditStore, AuditStoreShape>()("
  * @category analytics
  * @since 0.1.0
  */
-export const p95Rank = (n: number): number => Math.floor((95 * n + 99) / 100)
+export const p95Rank: (n: number) => number = internal.p95Rank
 
 /**
  * Rounds an average duration to the microsecond, as every store does.
@@ -196,7 +201,7 @@ export const p95Rank = (n: number): number => Math.floor((95 * n + 99) / 100)
  * @category analytics
  * @since 0.1.0
  */
-export const roundMillis = (millis: number): number => Math.round(millis * 1000) / 1000
+export const roundMillis: (millis: number) => number = internal.roundMillis
 
 /**
  * Computes the analytics of completed entries in memory, with the same
@@ -291,3 +296,37 @@ const newestFirst = (a: AuditEntry, b: AuditEntry): number => b.at - a.at || (a.
  */
 export const layerMemory = (options?: { readonly capacity?: number | undefined }): Layer.Layer<AuditStore> =>
   Layer.sync(AuditStore, () => AuditStore.of(makeMemory(options)))
+
+/**
+ * An audit store on the `SqlClient` in context (SQLite or PostgreSQL). It
+ * brings its table up to date when built; each `record` is written before it
+ * returns.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerSql: Layer.Layer<AuditStore, StoreError, SqlClient.SqlClient> = Layer.effect(
+  AuditStore,
+  Effect.map(sqlStore.make, AuditStore.of)
+)
+
+/**
+ * An audit store in a SQLite file (default `<cwd>/.ugent/ugent.db`) on its
+ * own connection. To share one connection with the other stores, use
+ * `Stores.layerSqlite`.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerSqlite = (options: SqliteOptions = {}): Layer.Layer<AuditStore, StoreError> =>
+  layerSql.pipe(Layer.provide(databases.sqlite("audit", options)))
+
+/**
+ * An audit store in PostgreSQL, on its own pool. To share one pool with the
+ * other stores, use `Stores.layerPg`.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerPg = (options: PgOptions): Layer.Layer<AuditStore, StoreError> =>
+  layerSql.pipe(Layer.provide(databases.pg("audit", options)))

@@ -10,8 +10,12 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer, Schema } from "effect"
+import type { SqlClient } from "effect/sql"
 import { countLines, sliceChars, sliceLines } from "./internal/memoryText.ts"
+import * as databases from "./internal/sql/databases.ts"
+import * as sqlStore from "./internal/sql/memoryStore.ts"
 import type { StoreError } from "./StoreError.ts"
+import type { PgOptions, SqliteOptions } from "./Stores.ts"
 
 /**
  * Whether the stored content was given as text or as JSON.
@@ -269,18 +273,26 @@ export const newestFirst = (a: MemoryInfo, b: MemoryInfo): number =>
   b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
 
 /**
- * Derives the whole shape from three primitives, so every backend reads,
+ * What a backend must do; {@link fromPrimitives} derives the rest.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface MemoryPrimitives {
+  readonly write: (entry: MemoryEntry) => Effect.Effect<void, StoreError>
+  readonly read: (id: string) => Effect.Effect<MemoryEntry | undefined, StoreError>
+  readonly delete: (id: string) => Effect.Effect<boolean, StoreError>
+  readonly list: MemoryStoreShape["list"]
+}
+
+/**
+ * Derives the whole shape from four primitives, so every backend reads,
  * cuts and reports missing entries the same way.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const fromPrimitives = (primitives: {
-  readonly write: (entry: MemoryEntry) => Effect.Effect<void, StoreError>
-  readonly read: (id: string) => Effect.Effect<MemoryEntry | undefined, StoreError>
-  readonly delete: (id: string) => Effect.Effect<boolean, StoreError>
-  readonly list: MemoryStoreShape["list"]
-}): MemoryStoreShape => {
+export const fromPrimitives = (primitives: MemoryPrimitives): MemoryStoreShape => {
   const get = (id: string) =>
     Effect.flatMap(primitives.read(id), (entry) =>
       entry === undefined ? Effect.fail(new MemoryNotFound({ id })) : Effect.succeed(entry)
@@ -342,3 +354,37 @@ export const makeMemory = (options?: { readonly capacity?: number | undefined })
  */
 export const layerMemory = (options?: { readonly capacity?: number | undefined }): Layer.Layer<MemoryStore> =>
   Layer.sync(MemoryStore, () => MemoryStore.of(makeMemory(options)))
+
+/**
+ * A memory store on the `SqlClient` in context (SQLite or PostgreSQL). It
+ * brings its table up to date when built. It keeps every entry until it is
+ * deleted.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerSql: Layer.Layer<MemoryStore, StoreError, SqlClient.SqlClient> = Layer.effect(
+  MemoryStore,
+  Effect.map(sqlStore.make, (primitives) => MemoryStore.of(fromPrimitives(primitives)))
+)
+
+/**
+ * A memory store in a SQLite file (default `<cwd>/.ugent/ugent.db`) on its
+ * own connection. To share one connection with the other stores, use
+ * `Stores.layerSqlite`.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerSqlite = (options: SqliteOptions = {}): Layer.Layer<MemoryStore, StoreError> =>
+  layerSql.pipe(Layer.provide(databases.sqlite("memory", options)))
+
+/**
+ * A memory store in PostgreSQL, on its own pool. To share one pool with the
+ * other stores, use `Stores.layerPg`.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerPg = (options: PgOptions): Layer.Layer<MemoryStore, StoreError> =>
+  layerSql.pipe(Layer.provide(databases.pg("memory", options)))

@@ -13,7 +13,11 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer, Option, Schema } from "effect"
+import type { SqlClient } from "effect/sql"
+import * as databases from "./internal/sql/databases.ts"
+import * as sqlStore from "./internal/sql/traceStore.ts"
 import type { StoreError } from "./StoreError.ts"
+import type { BatchOptions, PgOptions, SqliteOptions } from "./Stores.ts"
 
 /**
  * How a traced call ended.
@@ -207,3 +211,35 @@ export const makeMemory = (options?: { readonly capacity?: number | undefined })
  */
 export const layerMemory = (options?: { readonly capacity?: number | undefined }): Layer.Layer<TraceStore> =>
   Layer.sync(TraceStore, () => TraceStore.of(makeMemory(options)))
+
+/**
+ * A trace store on the `SqlClient` in context (SQLite or PostgreSQL). It
+ * brings its table up to date when built, batches appends (see
+ * `Stores.BatchOptions`) and writes what is pending before its scope closes.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerSql = (options?: BatchOptions): Layer.Layer<TraceStore, StoreError, SqlClient.SqlClient> =>
+  Layer.effect(TraceStore, Effect.map(sqlStore.make(options), TraceStore.of))
+
+/**
+ * A trace store in a SQLite file (default `<cwd>/.ugent/ugent.db`) on its
+ * own connection. To share one connection with the other stores, use
+ * `Stores.layerSqlite`.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerSqlite = (options: SqliteOptions & BatchOptions = {}): Layer.Layer<TraceStore, StoreError> =>
+  layerSql(options).pipe(Layer.provide(databases.sqlite("trace", options)))
+
+/**
+ * A trace store in PostgreSQL, on its own pool. To share one pool with the
+ * other stores, use `Stores.layerPg`.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerPg = (options: PgOptions & BatchOptions): Layer.Layer<TraceStore, StoreError> =>
+  layerSql(options).pipe(Layer.provide(databases.pg("trace", options)))

@@ -12,6 +12,10 @@ export * as AuditStore from "./AuditStore.ts"
 /** @since 0.1.0 */
 export * as MemoryStore from "./MemoryStore.ts"
 /** @since 0.1.0 */
+export * as Sqlite from "./Sqlite.ts"
+/** @since 0.1.0 */
 export * as StoreError from "./StoreError.ts"
+/** @since 0.1.0 */
+export * as Stores from "./Stores.ts"
 /** @since 0.1.0 */
 export * as TraceStore from "./TraceStore.ts"

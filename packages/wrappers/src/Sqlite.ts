@@ -1,0 +1,147 @@
+/**
+ * An `effect/sql` client for SQLite on Node's built-in `node:sqlite`: the
+ * embedded database of the stores. It provides `SqlClient.SqlClient`, so
+ * code written against `effect/sql` (statements, `sql.insert`,
+ * transactions, `Migrator`) runs on it unchanged.
+ *
+ * It exists because no SQLite driver for Effect 4.1 is published yet; replace
+ * it with `@effect/sql-sqlite-node` once a 4.x release is stable.
+ *
+ * @since 0.1.0
+ */
+import { mkdirSync } from "node:fs"
+import { dirname } from "node:path"
+import { DatabaseSync } from "node:sqlite"
+import { Context, Effect, Layer, type Scope, Semaphore } from "effect"
+import { Reactivity } from "effect/reactivity"
+import { SqlClient, type SqlError, Statement } from "effect/sql"
+import { makeConnection, sqlError } from "./internal/sql/sqliteConnection.ts"
+
+/**
+ * How to open the database.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface SqliteClientConfig {
+  /** A file path (its directory is created), or `":memory:"`. */
+  readonly filename: string
+  readonly readonly?: boolean | undefined
+  /** How long a statement waits for another process's lock, in milliseconds. Default 5000. */
+  readonly busyTimeoutMillis?: number | undefined
+  /** How many prepared statements the connection keeps. Default 200. */
+  readonly preparedStatementCacheSize?: number | undefined
+  readonly spanAttributes?: Record<string, unknown> | undefined
+  readonly transformResultNames?: ((name: string) => string) | undefined
+  readonly transformQueryNames?: ((name: string) => string) | undefined
+}
+
+/**
+ * A SQLite client: an `effect/sql` client plus its configuration.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface SqliteClientShape extends SqlClient.SqlClient {
+  readonly config: SqliteClientConfig
+}
+
+/**
+ * The SQLite client service (also provided as `SqlClient.SqlClient`).
+ *
+ * @category services
+ * @since 0.1.0
+ */
+export class SqliteClient extends Context.Service<SqliteClient, SqliteClientShape>()("ugent/SqliteClient") {}
+
+/**
+ * Opens the database for the life of the scope. A file database runs in WAL
+ * mode with `synchronous = NORMAL`: a commit does not wait for the disk, and
+ * readers never block the writer; a crash may lose the last transactions but
+ * never corrupts the file.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = (
+  config: SqliteClientConfig
+): Effect.Effect<SqliteClientShape, SqlError.SqlError, Scope.Scope | Reactivity.Reactivity> =>
+  Effect.gen(function* () {
+    const db = yield* Effect.acquireRelease(
+      Effect.try({
+        try: () => open(config),
+        catch: (cause) => sqlError(cause, "open", `Failed to open SQLite database ${config.filename}`)
+      }),
+      (db) => Effect.sync(() => db.isOpen && db.close())
+    )
+    const connection = makeConnection(db, config.preparedStatementCacheSize ?? 200)
+    const semaphore = yield* Semaphore.make(1)
+    const acquirers = SqlClient.makeSqliteAcquirers({
+      connection: Effect.succeed(connection),
+      semaphore,
+      isTransaction: () => db.isTransaction
+    })
+    const compiler = Statement.makeCompilerSqlite(config.transformQueryNames)
+    const client = yield* SqlClient.make({
+      acquirer: acquirers.acquirer,
+      borrower: acquirers.borrower,
+      transactionAcquirer: acquirers.transactionAcquirer,
+      onCommitFailure: acquirers.onCommitFailure,
+      isTransaction: acquirers.isTransaction,
+      compiler,
+      driver: "ugent-sqlite",
+      prepareTransactionControls: true,
+      spanAttributes: [...Object.entries(config.spanAttributes ?? {}), ["db.system.name", "sqlite"]],
+      transformRows: config.transformResultNames
+        ? Statement.defaultTransforms(config.transformResultNames).array
+        : undefined
+    })
+    return Object.assign(client, { config })
+  })
+
+const open = (config: SqliteClientConfig): DatabaseSync => {
+  const memory = config.filename === ":memory:" || config.filename === ""
+  if (!memory && config.readonly !== true) mkdirSync(dirname(config.filename), { recursive: true })
+  const db = new DatabaseSync(config.filename, {
+    readOnly: config.readonly ?? false,
+    timeout: config.busyTimeoutMillis ?? 5000
+  })
+  try {
+    if (!memory && config.readonly !== true) db.exec("PRAGMA journal_mode = WAL")
+    db.exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON")
+  } catch (cause) {
+    db.close()
+    throw cause
+  }
+  return db
+}
+
+/**
+ * A layer that opens the database, providing `SqliteClient` and
+ * `SqlClient.SqlClient`.
+ *
+ * **Example** (Querying through effect/sql)
+ * ```ts
+ * import { Sqlite } from "@ugent/wrappers"
+ * import { Effect } from "effect"
+ * import { SqlClient } from "effect/sql"
+ * const program = Effect.gen(function* () {
+ *   const sql = yield* SqlClient.SqlClient
+ *   yield* sql`CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL)`
+ *   yield* sql`INSERT INTO notes ${sql.insert([{ text: "first" }, { text: "second" }])}`
+ *   return yield* sql<{ text: string }>`SELECT text FROM notes WHERE id = ${2}`
+ * })
+ * const rows = await Effect.runPromise(Effect.provide(program, Sqlite.layer({ filename: ":memory:" })))
+ * console.log(rows.map((r) => r.text))
+ * // => [ 'second' ]
+ * ```
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (config: SqliteClientConfig): Layer.Layer<SqliteClient | SqlClient.SqlClient, SqlError.SqlError> =>
+  Layer.effectContext(
+    Effect.map(make(config), (client) =>
+      Context.make(SqliteClient, client).pipe(Context.add(SqlClient.SqlClient, client))
+    )
+  ).pipe(Layer.provide(Reactivity.layer))

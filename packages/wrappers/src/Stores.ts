@@ -1,0 +1,204 @@
+/**
+ * The stores of the wrappers, assembled: one layer that provides the
+ * `TraceStore`, the `AuditStore` and the `MemoryStore` together, in memory,
+ * in one SQLite file (the embedded default, `<workspace>/.ugent/ugent.db`) or
+ * in one PostgreSQL database, sharing one client; and the Redis-backed stores
+ * of `effect/persistence`'s `RateLimiter` and `CircuitBreaker`, so limits and
+ * breaker state hold across processes and machines.
+ *
+ * @since 0.1.0
+ */
+import { NodeRedis } from "@effect/platform-node"
+import type { PgClient } from "@effect/sql-pg"
+import { type Duration, Layer, type Redacted } from "effect"
+import { CircuitBreaker, RateLimiter, type Redis } from "effect/persistence"
+import type { SqlClient } from "effect/sql"
+import * as AuditStore from "./AuditStore.ts"
+import * as databases from "./internal/sql/databases.ts"
+import * as MemoryStore from "./MemoryStore.ts"
+import type { StoreError } from "./StoreError.ts"
+import * as TraceStore from "./TraceStore.ts"
+
+/**
+ * Where the SQLite database is: `filename`, else `<workspace>/.ugent/ugent.db`,
+ * where `workspace` defaults to the current directory.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface SqliteOptions {
+  readonly filename?: string | undefined
+  readonly workspace?: string | undefined
+  /** How long a write waits for another process's lock, in milliseconds. Default 5000. */
+  readonly busyTimeoutMillis?: number | undefined
+}
+
+/**
+ * How to reach PostgreSQL: a URL (`postgres://user:password@host:5432/db`)
+ * and, optionally, any setting of `@effect/sql-pg`'s pool (for example
+ * `startupParameters: { search_path: "agents" }` to keep the tables in a
+ * schema of their own).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface PgOptions extends Omit<PgClient.PgPoolConfig, "url"> {
+  readonly url: string | Redacted.Redacted
+}
+
+/**
+ * How the SQL trace store batches its writes.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface BatchOptions {
+  /** Most records written by one transaction. Default 1000. */
+  readonly batchSize?: number | undefined
+  /** How long the writer waits for more records before writing a partial batch. Default 5 ms. */
+  readonly lingerMillis?: number | undefined
+  /** Pending records past which `append` writes the backlog itself. Default 50,000. */
+  readonly maxPending?: number | undefined
+}
+
+/**
+ * The three stores.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type Stores = TraceStore.TraceStore | AuditStore.AuditStore | MemoryStore.MemoryStore
+
+/**
+ * The three stores in memory.
+ *
+ * **Example** (Providing every store at once)
+ * ```ts
+ * import { MemoryStore, Stores } from "@ugent/wrappers"
+ * import { Effect } from "effect"
+ * const program = Effect.gen(function* () {
+ *   const memory = yield* MemoryStore.MemoryStore
+ *   const id = yield* memory.put({ id: "r1", tool: "git.log", content: { commits: 3 }, summary: "3 commits" })
+ *   return (yield* memory.get(id)).content
+ * })
+ * console.log(Effect.runSync(Effect.provide(program, Stores.layerMemory())))
+ * // => {
+ * //   "commits": 3
+ * // }
+ * ```
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerMemory = (): Layer.Layer<Stores> =>
+  Layer.mergeAll(TraceStore.layerMemory(), AuditStore.layerMemory(), MemoryStore.layerMemory())
+
+/**
+ * The three stores on the `SqlClient` in context (SQLite or PostgreSQL).
+ * Each brings its tables up to date when the layer is built.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerSql = (options?: BatchOptions): Layer.Layer<Stores, StoreError, SqlClient.SqlClient> =>
+  Layer.mergeAll(TraceStore.layerSql(options), AuditStore.layerSql, MemoryStore.layerSql)
+
+/**
+ * The three stores in one SQLite file, on one connection: the embedded
+ * default.
+ *
+ * **Example** (Stores in a workspace's `.ugent/ugent.db`)
+ * ```ts
+ * import { mkdtempSync, rmSync } from "node:fs"
+ * import { tmpdir } from "node:os"
+ * import { join } from "node:path"
+ * import { Stores, TraceStore } from "@ugent/wrappers"
+ * import { Effect } from "effect"
+ * const workspace = mkdtempSync(join(tmpdir(), "ugent-"))
+ * const record = { id: "t1", rootId: "t1", path: "file.read", input: { path: "a.txt" }, status: "success" as const, startedAt: 0, durationMillis: 2, alternatives: [] }
+ * const write = TraceStore.TraceStore.use((store) => store.append([record]))
+ * const read = TraceStore.TraceStore.use((store) => store.get("t1"))
+ * await Effect.runPromise(Effect.provide(write, Stores.layerSqlite({ workspace })))
+ * const found = await Effect.runPromise(Effect.provide(read, Stores.layerSqlite({ workspace })))
+ * console.log(found._tag, found._tag === "Some" && found.value.input)
+ * // => Some { path: 'a.txt' }
+ * rmSync(workspace, { recursive: true, force: true })
+ * ```
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerSqlite = (options: SqliteOptions & BatchOptions = {}): Layer.Layer<Stores, StoreError> =>
+  layerSql(options).pipe(Layer.provide(databases.sqlite("trace", options)))
+
+/**
+ * The three stores in one PostgreSQL database, on one pool: for many agents
+ * on many machines.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerPg = (options: PgOptions & BatchOptions): Layer.Layer<Stores, StoreError> =>
+  layerSql(options).pipe(Layer.provide(databases.pg("trace", options)))
+
+/**
+ * Where Redis is, and the key prefix of this deployment (default `"ugent:"`;
+ * the rate limiter adds `ratelimit:`, the breaker `breaker:`), so several
+ * deployments can share one Redis.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface RedisOptions {
+  readonly url: string
+  readonly prefix?: string | undefined
+}
+
+/**
+ * A `RateLimiter` store in Redis: every `RateLimiter` on this store, in any
+ * process, counts against the same limits. Provide it to
+ * `RateLimiter.layer`.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerRateLimiterRedis = (
+  options: RedisOptions
+): Layer.Layer<RateLimiter.RateLimiterStore, Redis.RedisError> =>
+  RateLimiter.layerStoreRedis({ prefix: `${options.prefix ?? "ugent:"}ratelimit:` }).pipe(
+    Layer.provide(NodeRedis.layer({ url: options.url }))
+  )
+
+/**
+ * A `CircuitBreaker` store in Redis: breakers on this store share their state
+ * (open, half-open with one probe lease, closed) across processes. Provide it
+ * to `CircuitBreaker.layer`.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerCircuitBreakerRedis = (
+  options: RedisOptions & {
+    readonly probeLease?: Duration.Input | undefined
+    readonly idleTimeToLive?: Duration.Input | undefined
+  }
+): Layer.Layer<CircuitBreaker.CircuitBreakerStore, Redis.RedisError> =>
+  CircuitBreaker.layerStoreRedis({
+    prefix: `${options.prefix ?? "ugent:"}breaker:`,
+    probeLease: options.probeLease,
+    idleTimeToLive: options.idleTimeToLive
+  }).pipe(Layer.provide(NodeRedis.layer({ url: options.url })))
+
+/**
+ * Both Redis stores on one connection.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerRedis = (
+  options: RedisOptions
+): Layer.Layer<RateLimiter.RateLimiterStore | CircuitBreaker.CircuitBreakerStore, Redis.RedisError> =>
+  Layer.mergeAll(
+    RateLimiter.layerStoreRedis({ prefix: `${options.prefix ?? "ugent:"}ratelimit:` }),
+    CircuitBreaker.layerStoreRedis({ prefix: `${options.prefix ?? "ugent:"}breaker:` })
+  ).pipe(Layer.provide(NodeRedis.layer({ url: options.url })))

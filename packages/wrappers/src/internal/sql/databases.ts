@@ -1,0 +1,36 @@
+// Opens the database a SQL store layer talks to, reporting a failure to open
+// as the store's own StoreError rather than a driver error.
+import { join } from "node:path"
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Layer, Redacted } from "effect"
+import { Reactivity } from "effect/reactivity"
+import { SqlClient, type SqlError } from "effect/sql"
+import * as Sqlite from "../../Sqlite.ts"
+import { StoreError, type StoreName } from "../../StoreError.ts"
+import type { PgOptions, SqliteOptions } from "../../Stores.ts"
+
+/** `<workspace>/.ugent/ugent.db`, the embedded default. */
+export const sqliteFile = (workspace: string): string => join(workspace, ".ugent", "ugent.db")
+
+const opened = (store: StoreName, what: string) => (cause: SqlError.SqlError) =>
+  new StoreError({ store, operation: `open ${what}`, detail: cause.message, cause })
+
+export const sqlite = (store: StoreName, options: SqliteOptions): Layer.Layer<SqlClient.SqlClient, StoreError> => {
+  const filename = options.filename ?? sqliteFile(options.workspace ?? process.cwd())
+  return Layer.effectContext(
+    Sqlite.make({ ...options, filename }).pipe(
+      Effect.mapError(opened(store, `the SQLite database ${filename}`)),
+      Effect.map((client) => Context.make(SqlClient.SqlClient, client))
+    )
+  ).pipe(Layer.provide(Reactivity.layer))
+}
+
+export const pg = (store: StoreName, options: PgOptions): Layer.Layer<SqlClient.SqlClient, StoreError> => {
+  const url = typeof options.url === "string" ? Redacted.make(options.url) : options.url
+  return Layer.effectContext(
+    PgClient.make({ ...options, url }).pipe(
+      Effect.mapError(opened(store, "a PostgreSQL connection")),
+      Effect.map((client) => Context.make(SqlClient.SqlClient, client))
+    )
+  ).pipe(Layer.provide(Reactivity.layer))
+}

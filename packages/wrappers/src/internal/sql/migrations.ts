@@ -1,0 +1,96 @@
+// The schema of the SQL stores, as effect/sql migrations: one migrations table
+// per store, so each store can live alone in a database. The same migrations
+// run on SQLite and PostgreSQL; where the dialects differ (`double precision`,
+// `COLLATE "C"` so PostgreSQL orders ids and keys like SQLite and JavaScript
+// do, whatever the database's locale) the statement asks the client which
+// dialect it speaks.
+import { Effect } from "effect"
+import { Migrator, SqlClient } from "effect/sql"
+import { StoreError } from "../../StoreError.ts"
+
+/** `double precision` on PostgreSQL, `REAL` on SQLite. */
+const real = (sql: SqlClient.SqlClient) =>
+  sql.literal(sql.onDialectOrElse({ pg: () => "DOUBLE PRECISION", orElse: () => "REAL" }))
+
+/** A text column that sorts by code point on every dialect. */
+const key = (sql: SqlClient.SqlClient) =>
+  sql.literal(sql.onDialectOrElse({ pg: () => 'TEXT COLLATE "C"', orElse: () => "TEXT" }))
+
+const traces = {
+  "1_create_traces": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`CREATE TABLE ugent_traces (
+      id ${key(sql)} PRIMARY KEY,
+      parent_id TEXT,
+      root_id TEXT NOT NULL,
+      path TEXT NOT NULL,
+      input TEXT NOT NULL,
+      output TEXT,
+      error TEXT,
+      status TEXT NOT NULL,
+      started_at ${real(sql)} NOT NULL,
+      duration_millis ${real(sql)} NOT NULL,
+      alternatives TEXT NOT NULL,
+      observer_id TEXT,
+      session_id TEXT
+    )`
+    yield* sql`CREATE INDEX ugent_traces_parent ON ugent_traces (parent_id, started_at, id)`
+    yield* sql`CREATE INDEX ugent_traces_root ON ugent_traces (root_id, started_at, id)`
+    yield* sql`CREATE INDEX ugent_traces_started ON ugent_traces (started_at, id)`
+    yield* sql`CREATE INDEX ugent_traces_path ON ugent_traces (path, started_at, id)`
+  })
+}
+
+const audit = {
+  "1_create_audit": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`CREATE TABLE ugent_audit (
+      id ${key(sql)} PRIMARY KEY,
+      call_id TEXT NOT NULL,
+      phase TEXT NOT NULL,
+      at ${real(sql)} NOT NULL,
+      observer_id ${key(sql)} NOT NULL,
+      path ${key(sql)} NOT NULL,
+      input_summary TEXT NOT NULL,
+      status TEXT NOT NULL,
+      duration_millis ${real(sql)},
+      error_tag TEXT,
+      error_message TEXT,
+      result_summary TEXT,
+      estimated_tokens ${real(sql)}
+    )`
+    yield* sql`CREATE INDEX ugent_audit_at ON ugent_audit (at, id)`
+    yield* sql`CREATE INDEX ugent_audit_path ON ugent_audit (path, at)`
+    yield* sql`CREATE INDEX ugent_audit_observer ON ugent_audit (observer_id, at)`
+    yield* sql`CREATE INDEX ugent_audit_call ON ugent_audit (call_id)`
+  })
+}
+
+const memory = {
+  "1_create_memory": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`CREATE TABLE ugent_memory (
+      id ${key(sql)} PRIMARY KEY,
+      tool TEXT NOT NULL,
+      kind TEXT NOT NULL,
+      summary TEXT NOT NULL,
+      content TEXT NOT NULL,
+      size INTEGER NOT NULL,
+      lines INTEGER NOT NULL,
+      created_at ${real(sql)} NOT NULL
+    )`
+    yield* sql`CREATE INDEX ugent_memory_created ON ugent_memory (created_at, id)`
+    yield* sql`CREATE INDEX ugent_memory_tool ON ugent_memory (tool, created_at, id)`
+  })
+}
+
+const sets = { trace: traces, audit, memory } as const
+
+const run = Migrator.make({})
+
+/** Brings the store's tables up to date; safe to run from several processes at once. */
+export const migrate = (store: keyof typeof sets): Effect.Effect<void, StoreError, SqlClient.SqlClient> =>
+  run({ loader: Migrator.fromRecord(sets[store]), table: `ugent_${store}_migrations` }).pipe(
+    Effect.asVoid,
+    Effect.mapError((cause) => new StoreError({ store, operation: "migrate its tables", detail: cause.message, cause }))
+  )

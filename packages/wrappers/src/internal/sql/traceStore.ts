@@ -1,0 +1,195 @@
+// The trace store on any effect/sql client. Appends go to a buffer that one
+// writer fiber drains in batches, each batch a transaction of multi-row
+// INSERTs, so tracing costs the traced call a push, not a disk write. Reads
+// and `flush` drain the buffer first (read-your-writes), and the scope's
+// finalizer drains it before the database closes, so nothing is lost on
+// shutdown.
+import { Array as Arr, Effect, Latch, Option, Schedule, type Scope, Semaphore } from "effect"
+import { SqlClient, type SqlError } from "effect/sql"
+import { StoreError } from "../../StoreError.ts"
+import type { BatchOptions } from "../../Stores.ts"
+import type { TraceRecord, TraceStoreShape } from "../../TraceStore.ts"
+import { migrate } from "./migrations.ts"
+
+// 500 rows × 13 columns stays under SQLite's 32,766 and PostgreSQL's 65,535 parameters.
+const rowsPerStatement = 500
+
+type Row = {
+  readonly id: string
+  readonly parent_id: string | null
+  readonly root_id: string
+  readonly path: string
+  readonly input: string
+  readonly output: string | null
+  readonly error: string | null
+  readonly status: TraceRecord["status"]
+  readonly started_at: number
+  readonly duration_millis: number
+  readonly alternatives: string
+  readonly observer_id: string | null
+  readonly session_id: string | null
+}
+
+const toRow = (r: TraceRecord): Row => ({
+  id: r.id,
+  parent_id: r.parentId ?? null,
+  root_id: r.rootId,
+  path: r.path,
+  input: JSON.stringify(r.input),
+  output: r.output === undefined ? null : JSON.stringify(r.output),
+  error: r.error === undefined ? null : JSON.stringify(r.error),
+  status: r.status,
+  started_at: r.startedAt,
+  duration_millis: r.durationMillis,
+  alternatives: JSON.stringify(r.alternatives),
+  observer_id: r.observerId ?? null,
+  session_id: r.sessionId ?? null
+})
+
+const fromRow = (row: Row): TraceRecord => {
+  const record: {
+    -readonly [K in keyof TraceRecord]: TraceRecord[K]
+  } = {
+    id: row.id,
+    rootId: row.root_id,
+    path: row.path,
+    input: JSON.parse(row.input),
+    status: row.status,
+    startedAt: Number(row.started_at),
+    durationMillis: Number(row.duration_millis),
+    alternatives: JSON.parse(row.alternatives)
+  }
+  if (row.parent_id !== null) record.parentId = row.parent_id
+  if (row.output !== null) record.output = JSON.parse(row.output)
+  if (row.error !== null) record.error = JSON.parse(row.error)
+  if (row.observer_id !== null) record.observerId = row.observer_id
+  if (row.session_id !== null) record.sessionId = row.session_id
+  return record
+}
+
+const storeError = (operation: string) => (cause: SqlError.SqlError) =>
+  new StoreError({ store: "trace", operation, detail: cause.message, cause })
+
+export const make = (
+  options?: BatchOptions
+): Effect.Effect<TraceStoreShape, StoreError, SqlClient.SqlClient | Scope.Scope> =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* migrate("trace")
+    const batchSize = Math.max(1, options?.batchSize ?? 1000)
+    const linger = Math.max(0, options?.lingerMillis ?? 5)
+    const maxPending = Math.max(batchSize, options?.maxPending ?? 50_000)
+
+    const insert = (records: ReadonlyArray<TraceRecord>) => {
+      const statements: Array<Effect.Effect<unknown, SqlError.SqlError>> = []
+      for (let i = 0; i < records.length; i += rowsPerStatement) {
+        const rows: Array<Record<string, unknown>> = records.slice(i, i + rowsPerStatement).map(toRow)
+        if (!Arr.isReadonlyArrayNonEmpty(rows)) continue
+        statements.push(sql`INSERT INTO ugent_traces ${sql.insert(rows)} ON CONFLICT (id) DO NOTHING`)
+      }
+      return statements.length === 1
+        ? (statements[0] as Effect.Effect<unknown, SqlError.SqlError>)
+        : sql.withTransaction(Effect.forEach(statements, (s) => s, { discard: true }))
+    }
+
+    let buffer: Array<TraceRecord> = []
+    let closed = false
+    const writeLock = yield* Semaphore.make(1)
+    const wake = yield* Latch.make(false)
+
+    // Takes batches off the buffer and writes them; a batch that fails goes
+    // back to the front, so a later drain retries it. Uninterruptible, so an
+    // interrupted writer never drops a batch it has taken.
+    const drain = writeLock.withPermit(
+      Effect.uninterruptible(
+        Effect.gen(function* () {
+          while (buffer.length > 0) {
+            const batch = buffer.slice(0, batchSize)
+            buffer = buffer.slice(batch.length)
+            yield* insert(batch).pipe(
+              Effect.tapError(() => Effect.sync(() => (buffer = batch.concat(buffer)))),
+              Effect.mapError(storeError("write traces"))
+            )
+          }
+        })
+      )
+    )
+
+    // Failed batches stay in the buffer; the writer retries them with backoff.
+    const retried = drain.pipe(
+      Effect.tapError((e) => Effect.logWarning("TraceStore: writing traces failed; retrying", e)),
+      Effect.retry(Schedule.min([Schedule.exponential("50 millis"), Schedule.spaced("5 seconds")]))
+    )
+    const writer = Effect.gen(function* () {
+      yield* wake.await
+      wake.closeUnsafe()
+      if (linger > 0 && buffer.length < batchSize) yield* Effect.sleep(linger)
+      yield* retried
+    }).pipe(Effect.forever)
+    yield* Effect.forkScoped(writer)
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => {
+        closed = true
+        return drain
+      }).pipe(
+        Effect.catch((e) =>
+          Effect.logError(`TraceStore: ${buffer.length} trace(s) could not be written at shutdown`, e)
+        )
+      )
+    )
+
+    const closedError = new StoreError({ store: "trace", operation: "append", detail: "the store has been closed" })
+    const push = (records: ReadonlyArray<TraceRecord>) =>
+      Effect.sync(() => {
+        for (const record of records) buffer.push(record)
+        wake.openUnsafe()
+      })
+
+    const read = <A>(operation: string, query: Effect.Effect<A, SqlError.SqlError>) =>
+      Effect.andThen(drain, Effect.mapError(query, storeError(operation)))
+
+    return {
+      append: (records) =>
+        Effect.suspend(() => {
+          if (closed) return Effect.fail(closedError)
+          if (records.length === 0) return Effect.void
+          // Past maxPending the caller writes the backlog itself: appends slow
+          // down to the database's pace, and if it is down they fail instead of
+          // filling memory.
+          if (buffer.length + records.length > maxPending) return Effect.andThen(drain, push(records))
+          return push(records)
+        }),
+      flush: drain,
+      get: (id) =>
+        read(
+          "read a trace",
+          Effect.map(sql<Row>`SELECT * FROM ugent_traces WHERE id = ${id}`, (rows) =>
+            Option.map(Option.fromNullishOr(rows[0]), fromRow)
+          )
+        ),
+      children: (id) =>
+        read(
+          "read child traces",
+          Effect.map(sql<Row>`SELECT * FROM ugent_traces WHERE parent_id = ${id} ORDER BY started_at, id`, (rows) =>
+            rows.map(fromRow)
+          )
+        ),
+      byRoot: (rootId) =>
+        read(
+          "read a trace tree",
+          Effect.map(sql<Row>`SELECT * FROM ugent_traces WHERE root_id = ${rootId} ORDER BY started_at, id`, (rows) =>
+            rows.map(fromRow)
+          )
+        ),
+      recent: ({ limit, path }) =>
+        read(
+          "read recent traces",
+          Effect.map(
+            path === undefined
+              ? sql<Row>`SELECT * FROM ugent_traces ORDER BY started_at DESC, id DESC LIMIT ${Math.max(0, Math.floor(limit))}`
+              : sql<Row>`SELECT * FROM ugent_traces WHERE path = ${path} ORDER BY started_at DESC, id DESC LIMIT ${Math.max(0, Math.floor(limit))}`,
+            (rows) => rows.map(fromRow)
+          )
+        )
+    }
+  })
