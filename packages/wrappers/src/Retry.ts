@@ -75,12 +75,37 @@ export const retryPolicy = <E>(options?: RetryOptions<E>): Schedule.Schedule<Dur
   )
 }
 
+// The wrapper itself; exported below with its policy and attempt reference attached.
+const retry: {
+  <E = unknown>(
+    options?: RetryOptions<E>
+  ): <A, B, E2 extends E, R>(self: Tool.Tool<A, B, E2, R>) => Tool.Tool<A, B, E2, R>
+  <A, B, E, R>(self: Tool.Tool<A, B, E, R>, options?: RetryOptions<E>): Tool.Tool<A, B, E, R>
+} = dual(
+  (args) => ToolModule.isTool(args[0]),
+  <A, B, E, R>(self: Tool.Tool<A, B, E, R>, options?: RetryOptions<E>): Tool.Tool<A, B, E, R> => {
+    const schedule = retryPolicy<E>(options)
+    return ToolModule.wrap(self, (run) => (a) => {
+      let attempt = 0
+      const once = Effect.suspend(() => {
+        attempt++
+        return Effect.andThen(
+          Effect.annotateCurrentSpan("ugent.retry.attempt", attempt),
+          Effect.provideService(run(a), RetryAttempt, attempt)
+        )
+      })
+      return Effect.retry(once, schedule)
+    })
+  }
+)
+
 /**
  * Retries a tool's retryable failures with capped, jittered exponential
  * backoff (see {@link retryPolicy}). The result fails with the last error when the
  * tries run out, and at once with an error that is not retryable. Each attempt
  * runs with {@link RetryAttempt} set, and annotates the current span with
- * `ugent.retry.attempt`. Dual.
+ * `ugent.retry.attempt`. Dual. The schedule is at hand as `Retry.policy`
+ * and the attempt reference as `Retry.Attempt`.
  *
  * **Example** (A flaky call succeeds on the third try)
  * ```ts
@@ -106,25 +131,7 @@ export const retryPolicy = <E>(options?: RetryOptions<E>): Schedule.Schedule<Dur
  * @category wrappers
  * @since 0.1.0
  */
-export const Retry: {
-  <E = unknown>(
-    options?: RetryOptions<E>
-  ): <A, B, E2 extends E, R>(self: Tool.Tool<A, B, E2, R>) => Tool.Tool<A, B, E2, R>
-  <A, B, E, R>(self: Tool.Tool<A, B, E, R>, options?: RetryOptions<E>): Tool.Tool<A, B, E, R>
-} = dual(
-  (args) => ToolModule.isTool(args[0]),
-  <A, B, E, R>(self: Tool.Tool<A, B, E, R>, options?: RetryOptions<E>): Tool.Tool<A, B, E, R> => {
-    const schedule = retryPolicy<E>(options)
-    return ToolModule.wrap(self, (run) => (a) => {
-      let attempt = 0
-      const once = Effect.suspend(() => {
-        attempt++
-        return Effect.andThen(
-          Effect.annotateCurrentSpan("ugent.retry.attempt", attempt),
-          Effect.provideService(run(a), RetryAttempt, attempt)
-        )
-      })
-      return Effect.retry(once, schedule)
-    })
-  }
-)
+export const Retry: typeof retry & {
+  readonly policy: typeof retryPolicy
+  readonly Attempt: typeof RetryAttempt
+} = Object.assign(retry, { policy: retryPolicy, Attempt: RetryAttempt })

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Tool, ToolError, Trust } from "@ugent/core"
-import { Retry, RetryAttempt } from "@ugent/wrappers"
+import { Retry } from "@ugent/wrappers"
 import { Clock, type Duration, Effect, Exit, Fiber, Schema } from "effect"
 import { TestClock } from "effect/testing"
 
@@ -20,7 +20,7 @@ const scripted = <E>(errors: ReadonlyArray<E>) => {
     failure: Schema.Any,
     run: ({ id }) =>
       Effect.gen(function* () {
-        runs.push({ at: yield* Clock.currentTimeMillis, attempt: yield* RetryAttempt })
+        runs.push({ at: yield* Clock.currentTimeMillis, attempt: yield* Retry.Attempt })
         const error = errors[runs.length - 1]
         return error === undefined ? id : yield* Effect.fail(error)
       })

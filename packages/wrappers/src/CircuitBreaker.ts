@@ -1,0 +1,233 @@
+/**
+ * `CircuitBreaker` stops calling a tool that keeps failing. After the trip
+ * policy's failures (default: 5 in a row) the circuit opens and calls fail at
+ * once with a typed {@link CircuitOpen} carrying when to try again; once the
+ * open duration has passed, one trial call at a time is let through (half
+ * open): its success closes the circuit, its failure opens it again.
+ *
+ * It is Effect's `effect/persistence` `CircuitBreaker`; the state lives in the
+ * `CircuitBreakerStore` provided (in memory, or Redis to share it across
+ * machines), keyed per tool: by the tool's name or an explicit key.
+ *
+ * @since 0.1.0
+ */
+import { Tool } from "@ugent/core"
+import { Cause, Duration, Effect, Exit, Predicate, type Schedule, Schema, Scope } from "effect"
+import { dual } from "effect/Function"
+import { CircuitBreaker as Breaker } from "effect/persistence"
+
+/**
+ * The circuit of a tool is open (its recent calls failed) or half open (a
+ * trial call is running), so the call was not made. Never retried by `Retry`;
+ * `retryAfterMillis` says when the circuit lets a trial call through.
+ *
+ * **Example** (Reading the message)
+ * ```ts
+ * import { CircuitOpen } from "@ugent/wrappers"
+ * console.log(new CircuitOpen({ tool: "web.fetch", key: "web.fetch", state: "open", retryAfterMillis: 30000 }).message)
+ * // => web.fetch is paused: its recent calls failed, so its circuit breaker is open. Try again in 30 s, or use another tool meanwhile.
+ * ```
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class CircuitOpen extends Schema.TaggedError<CircuitOpen>()("CircuitOpen", {
+  tool: Schema.String,
+  key: Schema.String,
+  state: Schema.Literals(["open", "half-open", "unavailable"]),
+  retryAfterMillis: Schema.Number
+}) {
+  override get message(): string {
+    const seconds = Math.max(1, Math.ceil(this.retryAfterMillis / 1000))
+    switch (this.state) {
+      case "open":
+        return `${this.tool} is paused: its recent calls failed, so its circuit breaker is open. Try again in ${seconds} s, or use another tool meanwhile.`
+      case "half-open":
+        return `${this.tool} is being tested with one trial call after recent failures. Try again in ${seconds} s.`
+      case "unavailable":
+        return `${this.tool} was not called: the circuit breaker's state store is unreachable. Try again in ${seconds} s.`
+    }
+  }
+}
+
+/**
+ * The options of {@link CircuitBreaker}.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface CircuitBreakerOptions<E = unknown> {
+  /** The circuit's key in the store: tools sharing a key share a circuit. Default: the tool's name. */
+  readonly key?: string | undefined
+  /** When a closed circuit opens. Default `consecutive(5)`. */
+  readonly tripPolicy?: Breaker.TripPolicy | undefined
+  /** How long the circuit stays open; a `Schedule` gives the n-th opening its n-th delay. Default 30 s. */
+  readonly openDuration?: Duration.Input | Schedule.Schedule<unknown, number> | undefined
+  /** The longest a `retryAfterMillis` hint may keep the circuit open (default 1 hour). */
+  readonly maxOpenDuration?: Duration.Input | undefined
+  /** Which typed failures count against the tool. Default: all but policy errors (bad input, trust, rate limits…), which are the caller's, not the tool's. Defects always count. */
+  readonly isFailure?: ((error: E) => boolean) | undefined
+  /** When the store cannot be reached: run the call unrecorded (`"allow"`, default) or refuse it (`"fail"`). */
+  readonly onStoreError?: "allow" | "fail" | undefined
+}
+
+/**
+ * A consecutive-failures trip policy (re-exported from `effect/persistence`).
+ *
+ * @category trip policies
+ * @since 0.1.0
+ */
+export const consecutive: (failures: number) => Breaker.TripPolicy = Breaker.consecutive
+
+/**
+ * A failure-rate trip policy over the last `size` calls (re-exported from `effect/persistence`).
+ *
+ * @category trip policies
+ * @since 0.1.0
+ */
+export const rate: (options: {
+  readonly threshold?: number | undefined
+  readonly size?: number | undefined
+  readonly minimumCalls?: number | undefined
+}) => Breaker.TripPolicy = Breaker.rate
+
+/**
+ * An in-memory circuit store, for one process (use `effect/persistence`'s
+ * `CircuitBreaker.layerStoreRedis` to share circuits across machines).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerMemory = Breaker.layerStoreMemory
+
+/** Errors that say the caller did something wrong, not the tool: they do not trip a circuit. */
+const callerErrors = new Set([
+  "InvalidInput",
+  "TrustDenied",
+  "ApprovalDenied",
+  "Forbidden",
+  "CircuitOpen",
+  "RateLimited",
+  "PolicyDenied",
+  "ProofRejected"
+])
+
+const isCallerError = (e: unknown): boolean =>
+  Predicate.hasProperty(e, "_tag") && typeof e._tag === "string" && callerErrors.has(e._tag)
+
+const retryAfterOf = (e: unknown): Duration.Duration | undefined => {
+  const ms = Predicate.hasProperty(e, "retryAfterMillis") ? e.retryAfterMillis : undefined
+  return typeof ms === "number" && Number.isFinite(ms) && ms >= 0 ? Duration.millis(ms) : undefined
+}
+
+// The wrapper itself; exported below with its trip policies and store layer attached.
+const circuitBreaker: {
+  <E = unknown>(
+    options?: CircuitBreakerOptions<E>
+  ): <A, B, E2 extends E, R>(
+    self: Tool.Tool<A, B, E2, R>
+  ) => Tool.Tool<A, B, E2 | CircuitOpen, R | Breaker.CircuitBreakerStore>
+  <A, B, E, R>(
+    self: Tool.Tool<A, B, E, R>,
+    options?: CircuitBreakerOptions<E>
+  ): Tool.Tool<A, B, E | CircuitOpen, R | Breaker.CircuitBreakerStore>
+} = dual(
+  (args) => Tool.isTool(args[0]),
+  <A, B, E, R>(
+    self: Tool.Tool<A, B, E, R>,
+    options?: CircuitBreakerOptions<E>
+  ): Tool.Tool<A, B, E | CircuitOpen, R | Breaker.CircuitBreakerStore> => {
+    const key = options?.key ?? self.name
+    const isFailure = options?.isFailure ?? ((e: E) => !isCallerError(e))
+    const breakerOptions = {
+      tripPolicy: options?.tripPolicy ?? Breaker.consecutive(5),
+      openDuration: options?.openDuration ?? "30 seconds",
+      maxOpenDuration: options?.maxOpenDuration,
+      onStoreError: options?.onStoreError
+    }
+    // One breaker (policy + transition stream) per store; the circuit state itself lives in the store.
+    const breakers = new WeakMap<Breaker.CircuitBreakerStore["Service"], Breaker.CircuitBreaker>()
+    const breakerFor = (store: Breaker.CircuitBreakerStore["Service"]) => {
+      const known = breakers.get(store)
+      if (known !== undefined) return Effect.succeed(known)
+      return Breaker.make(breakerOptions).pipe(
+        // The breaker's only resource is its transition stream, kept as long as the store is.
+        Effect.provideService(Scope.Scope, Scope.makeUnsafe()),
+        Effect.provideService(Breaker.CircuitBreakerStore, store),
+        Effect.tap((made) => Effect.sync(() => breakers.set(store, made)))
+      )
+    }
+    const classify = (exit: Exit.Exit<B, E>): Breaker.Outcome => {
+      if (Exit.isSuccess(exit)) return Breaker.success
+      const error = Cause.findErrorOption(exit.cause)
+      if (error._tag === "None") return Breaker.failure()
+      if (!isFailure(error.value)) return Breaker.ignored
+      return Breaker.failure({ retryAfter: retryAfterOf(error.value) })
+    }
+    const toCircuitOpen = (e: Breaker.CircuitBreakerError): CircuitOpen => {
+      const reason = e.reason
+      switch (reason._tag) {
+        case "CircuitOpen":
+          return new CircuitOpen({
+            tool: self.name,
+            key,
+            state: "open",
+            retryAfterMillis: Duration.toMillis(reason.retryAfter)
+          })
+        case "CircuitHalfOpen":
+          // The trial call's length is unknown; a second is a reasonable pause before asking again.
+          return new CircuitOpen({ tool: self.name, key, state: "half-open", retryAfterMillis: 1000 })
+        case "CircuitBreakerStoreError":
+          return new CircuitOpen({ tool: self.name, key, state: "unavailable", retryAfterMillis: 1000 })
+      }
+    }
+    return Tool.wrap(
+      self,
+      (run) => (a) =>
+        Effect.gen(function* () {
+          const store = yield* Breaker.CircuitBreakerStore
+          const breaker = yield* breakerFor(store)
+          return yield* breaker.execute(run(a), { key, classify }).pipe(
+            Effect.catchIf(
+              (e): e is Breaker.CircuitBreakerError => e instanceof Breaker.CircuitBreakerError,
+              (e) => Effect.fail(toCircuitOpen(e))
+            )
+          )
+        }) as Effect.Effect<B, E | CircuitOpen, R | Breaker.CircuitBreakerStore>,
+      { failure: Tool.failureWith(self, CircuitOpen) }
+    )
+  }
+)
+
+/**
+ * Guards a tool with a circuit breaker. Calls go through Effect's
+ * `CircuitBreaker` over the `CircuitBreakerStore` in context (see
+ * {@link layerMemory}): when the circuit is open the call fails at once with
+ * {@link CircuitOpen}; when half open only one trial call runs at a time, and
+ * an interrupted trial gives its turn back. A failure's `retryAfterMillis`
+ * hint keeps the circuit open at least that long (up to `maxOpenDuration`).
+ * Dual. The trip policies and the memory store are at hand as
+ * `CircuitBreaker.consecutive`, `CircuitBreaker.rate` and
+ * `CircuitBreaker.layerMemory`.
+ *
+ * **Example** (Two failures open the circuit)
+ * ```ts
+ * import { Tool, Trust } from "@ugent/core"
+ * import { CircuitBreaker } from "@ugent/wrappers"
+ * import { Effect, Layer, Schema } from "effect"
+ * class Down extends Schema.TaggedError<Down>()("Down", {}) {}
+ * const api = Tool.make({ name: "api.get", description: "A service that is down.", input: Schema.String, output: Schema.String, failure: Down, run: () => Effect.fail(new Down()) })
+ * const guarded = api.pipe(CircuitBreaker({ tripPolicy: CircuitBreaker.consecutive(2), openDuration: "1 minute" }))
+ * const tags = Effect.forEach([1, 2, 3], () => Effect.flip(guarded.run("x")).pipe(Effect.map((e) => e._tag)))
+ * console.log(Effect.runSync(tags.pipe(Effect.provide(Layer.merge(Trust.grant(0), CircuitBreaker.layerMemory())))))
+ * // => [ 'Down', 'Down', 'CircuitOpen' ]
+ * ```
+ *
+ * @category wrappers
+ * @since 0.1.0
+ */
+export const CircuitBreaker: typeof circuitBreaker & {
+  readonly consecutive: typeof consecutive
+  readonly rate: typeof rate
+  readonly layerMemory: typeof layerMemory
+} = Object.assign(circuitBreaker, { consecutive, rate, layerMemory })
