@@ -19,3 +19,11 @@ export * as StoreError from "./StoreError.ts"
 export * as Stores from "./Stores.ts"
 /** @since 0.1.0 */
 export * as TraceStore from "./TraceStore.ts"
+/** @since 0.1.0 */
+export { Cached, type CachedOptions, type CachedTool, isCached } from "./Cached.ts"
+/** @since 0.1.0 */
+export { TimedOut, Timeout, type TimeoutOptions } from "./Timeout.ts"
+/** @since 0.1.0 */
+export { Retry, type RetryOptions } from "./Retry.ts"
+/** @since 0.1.0 */
+export { CircuitBreaker, type CircuitBreakerOptions, CircuitOpen } from "./CircuitBreaker.ts"
