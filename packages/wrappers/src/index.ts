@@ -10,7 +10,15 @@
 /** @since 0.1.0 */
 export * as AuditStore from "./AuditStore.ts"
 /** @since 0.1.0 */
+export { Cached, type CachedOptions, type CachedTool, isCached } from "./Cached.ts"
+/** @since 0.1.0 */
+export { CircuitBreaker, type CircuitBreakerOptions, CircuitOpen } from "./CircuitBreaker.ts"
+/** @since 0.1.0 */
 export * as MemoryStore from "./MemoryStore.ts"
+/** @since 0.1.0 */
+export { type Limit, type Limits, RateLimited, RateLimitedError, type RateLimitedOptions } from "./RateLimited.ts"
+/** @since 0.1.0 */
+export { Retry, type RetryOptions } from "./Retry.ts"
 /** @since 0.1.0 */
 export * as Sqlite from "./Sqlite.ts"
 /** @since 0.1.0 */
@@ -18,12 +26,6 @@ export * as StoreError from "./StoreError.ts"
 /** @since 0.1.0 */
 export * as Stores from "./Stores.ts"
 /** @since 0.1.0 */
-export * as TraceStore from "./TraceStore.ts"
-/** @since 0.1.0 */
-export { Cached, type CachedOptions, type CachedTool, isCached } from "./Cached.ts"
-/** @since 0.1.0 */
 export { TimedOut, Timeout, type TimeoutOptions } from "./Timeout.ts"
 /** @since 0.1.0 */
-export { Retry, type RetryOptions } from "./Retry.ts"
-/** @since 0.1.0 */
-export { CircuitBreaker, type CircuitBreakerOptions, CircuitOpen } from "./CircuitBreaker.ts"
+export * as TraceStore from "./TraceStore.ts"

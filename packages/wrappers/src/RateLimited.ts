@@ -1,0 +1,280 @@
+/**
+ * `RateLimited` admits a bounded number of calls per time window, at three
+ * scopes at once: per observer (the caller, when an `Observer` is in
+ * context), per tool, and global. A call that exceeds any of them fails
+ * with a typed {@link RateLimitedError} (tag `"RateLimited"`) that says which
+ * limit it hit and when to try again.
+ *
+ * Each limit is a token bucket (Effect's `effect/persistence` `RateLimiter`,
+ * in memory or in Redis to share limits across machines): "`limit` per
+ * `window`" refills one token every `window / limit`, and the bucket holds
+ * `burst` tokens (default `limit`). A token bucket rather than a fixed window
+ * because it has no window edge where twice the limit gets through, and its
+ * capacity is exactly the burst allowance the design asks for. The defaults
+ * are those of the design documents: global 100/min and 2,000/h, per
+ * observer 10/min (burst 3) and 200/h, no per-tool limit.
+ *
+ * @since 0.1.0
+ */
+import { Observer, Tool } from "@ugent/core"
+import { Context, Duration, Effect, Layer, Option, Schema } from "effect"
+import { dual } from "effect/Function"
+import { RateLimiter } from "effect/persistence"
+
+/**
+ * One limit: `limit` calls per `window`, at most `burst` at once (default
+ * `limit`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Limit {
+  readonly limit: number
+  readonly window: Duration.Input
+  readonly burst?: number | undefined
+}
+
+/**
+ * The limits of each scope; an empty list (or `false`) means no limit at that
+ * scope.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Limits {
+  readonly global: ReadonlyArray<Limit>
+  readonly observer: ReadonlyArray<Limit>
+  readonly tool: ReadonlyArray<Limit>
+}
+
+/**
+ * The defaults of the design documents.
+ *
+ * @category constants
+ * @since 0.1.0
+ */
+export const defaultLimits: Limits = {
+  global: [
+    { limit: 100, window: "1 minute" },
+    { limit: 2000, window: "1 hour" }
+  ],
+  observer: [
+    { limit: 10, window: "1 minute", burst: 3 },
+    { limit: 200, window: "1 hour" }
+  ],
+  tool: []
+}
+
+/**
+ * The limits in force when a {@link RateLimited} tool is given none: a
+ * reference, so a server can set them from its recipe for a whole call tree.
+ *
+ * @category references
+ * @since 0.1.0
+ */
+export const CurrentLimits = Context.Reference<Limits>("ugent/wrappers/RateLimited/Limits", {
+  defaultValue: () => defaultLimits
+})
+
+/**
+ * A call exceeded a rate limit and was not made. Never retried by `Retry`
+ * (the caller should slow down, not hammer); `retryAfterMillis` says when a
+ * call at that scope will be admitted again.
+ *
+ * **Example** (Reading the message)
+ * ```ts
+ * import { RateLimitedError } from "@ugent/wrappers"
+ * const e = new RateLimitedError({ tool: "search.grep", scope: "observer", limit: 10, windowMillis: 60000, retryAfterMillis: 6000 })
+ * console.log(e.message)
+ * // => search.grep was not run: the per-observer rate limit (10 calls per 60 s) is used up. Wait 6 s before calling again, and batch or narrow your calls.
+ * ```
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class RateLimitedError extends Schema.TaggedError<RateLimitedError>()("RateLimited", {
+  tool: Schema.String,
+  scope: Schema.Literals(["global", "observer", "tool"]),
+  limit: Schema.Number,
+  windowMillis: Schema.Number,
+  retryAfterMillis: Schema.Number
+}) {
+  override get message(): string {
+    const scope = this.scope === "global" ? "global" : `per-${this.scope}`
+    const wait = Math.max(1, Math.ceil(this.retryAfterMillis / 1000))
+    return `${this.tool} was not run: the ${scope} rate limit (${this.limit} calls per ${this.windowMillis / 1000} s) is used up. Wait ${wait} s before calling again, and batch or narrow your calls.`
+  }
+}
+
+/**
+ * The options of {@link RateLimited}. A scope left out takes its limits from
+ * {@link CurrentLimits} at call time; `false` turns a scope off.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface RateLimitedOptions {
+  readonly global?: ReadonlyArray<Limit> | false | undefined
+  readonly observer?: ReadonlyArray<Limit> | false | undefined
+  readonly tool?: ReadonlyArray<Limit> | false | undefined
+  /** The per-tool key (default: the tool's name); tools sharing it share their per-tool limits. */
+  readonly key?: string | undefined
+  /** Prefix of every key in the store (default `"ugent:"`), to keep several deployments apart in one Redis. */
+  readonly prefix?: string | undefined
+  /** When the store cannot be reached: admit the call (`"allow"`, default) or refuse it (`"fail"`). */
+  readonly onStoreError?: "allow" | "fail" | undefined
+}
+
+/**
+ * An in-memory `RateLimiter` for one process. For limits shared across
+ * machines, provide `RateLimiter.layer` over `RateLimiter.layerStoreRedis()`
+ * from `effect/persistence` instead.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerMemory: Layer.Layer<RateLimiter.RateLimiter> = RateLimiter.layer.pipe(
+  Layer.provide(RateLimiter.layerStoreMemory)
+)
+
+interface Check {
+  readonly scope: "global" | "observer" | "tool"
+  readonly key: string
+  readonly limit: number
+  readonly windowMillis: number
+  readonly capacity: number
+}
+
+const checksOf = (
+  scope: Check["scope"],
+  id: string,
+  limits: ReadonlyArray<Limit>,
+  prefix: string
+): ReadonlyArray<Check> =>
+  limits.map((l) => {
+    const windowMillis = Duration.toMillis(Duration.fromInputUnsafe(l.window))
+    const capacity = l.burst ?? l.limit
+    return {
+      scope,
+      // The limit is part of the key: two configurations never share one bucket with different rules.
+      key: `${prefix}${scope}:${id}:${l.limit}/${windowMillis}/${capacity}`,
+      limit: l.limit,
+      windowMillis,
+      capacity
+    }
+  })
+
+// The wrapper itself; exported below with its layer and references attached.
+const rateLimited: {
+  (
+    options?: RateLimitedOptions
+  ): <A, B, E, R>(self: Tool.Tool<A, B, E, R>) => Tool.Tool<A, B, E | RateLimitedError, R | RateLimiter.RateLimiter>
+  <A, B, E, R>(
+    self: Tool.Tool<A, B, E, R>,
+    options?: RateLimitedOptions
+  ): Tool.Tool<A, B, E | RateLimitedError, R | RateLimiter.RateLimiter>
+} = dual(
+  (args) => Tool.isTool(args[0]),
+  <A, B, E, R>(
+    self: Tool.Tool<A, B, E, R>,
+    options?: RateLimitedOptions
+  ): Tool.Tool<A, B, E | RateLimitedError, R | RateLimiter.RateLimiter> => {
+    const prefix = options?.prefix ?? "ugent:"
+    const toolKey = options?.key ?? self.name
+    const onStoreError = options?.onStoreError ?? "allow"
+    const pick = (given: ReadonlyArray<Limit> | false | undefined, current: ReadonlyArray<Limit>) =>
+      given === false ? [] : (given ?? current)
+
+    const consume = (limiter: RateLimiter.RateLimiter, check: Check) =>
+      limiter
+        .consume({
+          key: check.key,
+          algorithm: "token-bucket",
+          onExceeded: "fail",
+          // A bucket of `capacity` tokens refilled at `limit` per window: the limiter's own
+          // (limit, window) pair is (capacity, the time to refill `capacity` tokens).
+          limit: check.capacity,
+          window: Duration.millis((check.windowMillis * check.capacity) / check.limit)
+        })
+        .pipe(
+          Effect.catchTag("RateLimiterError", (e) => {
+            const reason = e.reason
+            if (reason._tag === "RateLimitExceeded") {
+              return Effect.fail(
+                new RateLimitedError({
+                  tool: self.name,
+                  scope: check.scope,
+                  limit: check.limit,
+                  windowMillis: check.windowMillis,
+                  retryAfterMillis: Math.max(1, Math.ceil(Duration.toMillis(reason.retryAfter)))
+                })
+              )
+            }
+            return onStoreError === "allow"
+              ? Effect.logWarning(`RateLimited: store unavailable, admitting ${self.name}`, reason)
+              : Effect.fail(
+                  new RateLimitedError({
+                    tool: self.name,
+                    scope: check.scope,
+                    limit: check.limit,
+                    windowMillis: check.windowMillis,
+                    retryAfterMillis: 1000
+                  })
+                )
+          })
+        )
+
+    return Tool.wrap(
+      self,
+      (run) => (a) =>
+        Effect.gen(function* () {
+          const limiter = yield* RateLimiter.RateLimiter
+          const current = yield* CurrentLimits
+          const observer = yield* Effect.serviceOption(Observer.Observer)
+          // Narrow scopes first: a call refused per observer does not spend a global token.
+          const checks = [
+            ...(Option.isSome(observer)
+              ? checksOf("observer", observer.value.id, pick(options?.observer, current.observer), prefix)
+              : []),
+            ...checksOf("tool", toolKey, pick(options?.tool, current.tool), prefix),
+            ...checksOf("global", "all", pick(options?.global, current.global), prefix)
+          ]
+          for (const check of checks) yield* consume(limiter, check)
+          return yield* run(a)
+        }) as Effect.Effect<B, E | RateLimitedError, R | RateLimiter.RateLimiter>,
+      { failure: Tool.failureWith(self, RateLimitedError) }
+    )
+  }
+)
+
+/**
+ * Rate-limits a tool per observer, per tool and globally (see the module
+ * documentation for the algorithm and defaults). Limits are checked narrow
+ * first (observer, tool, global), each consuming one token; a call refused at
+ * one scope has spent the tokens of the scopes checked before it, so under
+ * contention the limits err on the side of refusing. Needs a `RateLimiter`
+ * (see `RateLimited.layerMemory`). Dual. At hand: `RateLimited.layerMemory`,
+ * `RateLimited.defaults`, `RateLimited.Limits` (the reference of the limits
+ * in force).
+ *
+ * **Example** (The fourth call of a burst of 3 is refused)
+ * ```ts
+ * import { Observer, Tool, Trust } from "@ugent/core"
+ * import { RateLimited } from "@ugent/wrappers"
+ * import { Effect, Layer } from "effect"
+ * const ping = Tool.fromFunction({ name: "ping", f: () => "pong" })
+ * const limited = ping.pipe(RateLimited())
+ * const results = Effect.forEach([1, 2, 3, 4], () => Effect.match(limited.run(null), { onFailure: (e) => e._tag, onSuccess: (s) => s }))
+ * const env = Layer.mergeAll(Trust.grant(0), RateLimited.layerMemory, Observer.layer({ id: "agent-1", trust: 0 }))
+ * console.log(Effect.runSync(results.pipe(Effect.provide(env))))
+ * // => [ 'pong', 'pong', 'pong', 'RateLimited' ]
+ * ```
+ *
+ * @category wrappers
+ * @since 0.1.0
+ */
+export const RateLimited: typeof rateLimited & {
+  readonly layerMemory: typeof layerMemory
+  readonly defaults: typeof defaultLimits
+  readonly Limits: typeof CurrentLimits
+} = Object.assign(rateLimited, { layerMemory, defaults: defaultLimits, Limits: CurrentLimits })
