@@ -11,7 +11,11 @@ const counter = (name = "test.ping") => {
     description: "Counts its runs.",
     input: Schema.Struct({ n: Schema.Number }),
     output: Schema.Number,
-    run: ({ n }) => Effect.sync(() => (runs++, n))
+    run: ({ n }) =>
+      Effect.sync(() => {
+        runs++
+        return n
+      })
   })
   return { tool, runs: () => runs }
 }
