@@ -79,12 +79,11 @@ export type Stores = TraceStore.TraceStore | AuditStore.AuditStore | MemoryStore
  * const program = Effect.gen(function* () {
  *   const memory = yield* MemoryStore.MemoryStore
  *   const id = yield* memory.put({ id: "r1", tool: "git.log", content: { commits: 3 }, summary: "3 commits" })
- *   return (yield* memory.get(id)).content
+ *   const entry = yield* memory.get(id)
+ *   return [entry.kind, entry.lines, entry.content.replaceAll("\n", " ")]
  * })
  * console.log(Effect.runSync(Effect.provide(program, Stores.layerMemory())))
- * // => {
- * //   "commits": 3
- * // }
+ * // => [ 'json', 3, '{   "commits": 3 }' ]
  * ```
  *
  * @category layers
