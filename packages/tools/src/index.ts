@@ -6,4 +6,14 @@
  */
 
 /** @since 0.1.0 */
+export * as Edit from "./file/Edit.ts"
+/** @since 0.1.0 */
+export * as Glob from "./file/Glob.ts"
+/** @since 0.1.0 */
+export * as List from "./file/List.ts"
+/** @since 0.1.0 */
+export * as Read from "./file/Read.ts"
+/** @since 0.1.0 */
+export * as Write from "./file/Write.ts"
+/** @since 0.1.0 */
 export * as Workspace from "./Workspace.ts"

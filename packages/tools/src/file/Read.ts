@@ -1,0 +1,219 @@
+/**
+ * `file.read` shows a window of a text file of the workspace, numbered
+ * `N<TAB>line`, and says exactly what it left out: the window's first and
+ * last line, the file's line count, whether more follows and where to
+ * continue. It returns a `ReadProof` of what it showed (the whole file, or
+ * the lines of the window), which `file.write` and `file.edit` require.
+ *
+ * @since 0.1.0
+ */
+import { ReadProof, Tool, ToolError } from "@ugent/core"
+import { Context, Effect, Layer, Schema } from "effect"
+import { countLines, lineEndings, window } from "../internal/workspace/text.ts"
+import * as Workspace from "../Workspace.ts"
+
+/**
+ * The limits of `file.read`: lines per read when `limit` is not given,
+ * characters per line before it is cut, and bytes per file.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Limits {
+  /** Lines shown when the call gives no `limit` (2,000). */
+  readonly lines: number
+  /** Characters of a line shown before it is cut (2,000). */
+  readonly lineLength: number
+  /** Bytes a file may have to be read at all (1 MB). */
+  readonly maxBytes: number
+}
+
+/**
+ * The limits in force; a reference with the defaults 2,000 lines, 2,000
+ * characters per line, 1 MB.
+ *
+ * @category services
+ * @since 0.1.0
+ */
+export const Limits = Context.Reference<Limits>("ugent/tools/file.read/Limits", {
+  defaultValue: () => ({ lines: 2000, lineLength: 2000, maxBytes: Workspace.defaultMaxBytes })
+})
+
+/**
+ * A layer setting some of the limits (the others keep their defaults), e.g.
+ * the 500-line budget of the design documents.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerLimits = (limits: Partial<Limits>): Layer.Layer<never> =>
+  Layer.succeed(Limits, { lines: 2000, lineLength: 2000, maxBytes: Workspace.defaultMaxBytes, ...limits })
+
+/**
+ * @category schemas
+ * @since 0.1.0
+ */
+export const Input = Schema.Struct({
+  path: Schema.String.annotate({ description: "File path, relative to the workspace root (or absolute inside it)." }),
+  offset: Schema.optionalKey(
+    Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({
+      description: "First line to show, 1-based (default 1). Use the nextOffset of a previous read to continue."
+    })
+  ),
+  limit: Schema.optionalKey(
+    Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)).annotate({
+      description: "How many lines to show (default 2000). 0 shows none and only reports the counts."
+    })
+  )
+})
+
+/**
+ * @category schemas
+ * @since 0.1.0
+ */
+export const Output = Schema.Struct({
+  /** Path relative to the workspace root. */
+  path: Schema.String,
+  /** The shown lines as `N<TAB>line`, joined with `\n`. */
+  content: Schema.String,
+  startLine: Schema.Int,
+  /** The last line shown; `startLine - 1` when none was. */
+  endLine: Schema.Int,
+  totalLines: Schema.Int,
+  /** Whether something was left out: lines after `endLine`, or the end of a cut line. */
+  truncated: Schema.Boolean,
+  /** The offset that continues the read, or `null` at the end. */
+  nextOffset: Schema.NullOr(Schema.Int),
+  /** How many shown lines were cut at the line-length limit. */
+  linesCut: Schema.Int,
+  notice: Schema.optionalKey(Schema.String),
+  metadata: Schema.Struct({
+    size: Schema.Int,
+    /** ISO 8601 modification time. */
+    modified: Schema.String,
+    encoding: Schema.Literals(["utf-8", "utf-8-bom"]),
+    lineEndings: Schema.Literals(["lf", "crlf", "mixed", "none"])
+  }),
+  proof: ReadProof.ReadProofFromToken
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type Output = typeof Output.Type
+
+/**
+ * Everything `file.read` may fail with.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
+export const Failure = Schema.Union([
+  ToolError.InvalidInput,
+  Workspace.InvalidPath,
+  Workspace.OutsideWorkspace,
+  Workspace.BlockedPath,
+  Workspace.NotFound,
+  Workspace.NotAFile,
+  Workspace.NotADirectory,
+  Workspace.ConcurrentChange,
+  Workspace.FileSystemError,
+  Workspace.BinaryFile,
+  Workspace.FileTooLarge
+])
+
+/**
+ * Reads a window of a text file. Binary files (a NUL byte or invalid UTF-8
+ * in the first 8 KB) are refused without reading the rest; files over 1 MB,
+ * directories, FIFOs, devices and sockets are refused; the proof covers the
+ * whole file when every line was shown whole, else the shown lines.
+ *
+ * **Example** (Reading a file and continuing)
+ * ```ts
+ * import { Trust } from "@ugent/core"
+ * import { Read, Workspace } from "@ugent/tools"
+ * import { Effect } from "effect"
+ * import { mkdtempSync, writeFileSync } from "node:fs"
+ * import { tmpdir } from "node:os"
+ * import { join } from "node:path"
+ * const root = mkdtempSync(join(tmpdir(), "read-"))
+ * writeFileSync(join(root, "poem.txt"), "one\ntwo\nthree\n")
+ * const out = await Effect.runPromise(
+ *   Read.read.run({ path: "poem.txt", limit: 2 }).pipe(Effect.provide([Workspace.layer({ root }), Trust.grant(0)]))
+ * )
+ * console.log(JSON.stringify(out.content))
+ * // => "1\tone\n2\ttwo"
+ * console.log(out.totalLines, out.truncated, out.nextOffset, out.proof.coverage)
+ * // => 3 true 3 { _tag: 'Lines', start: 1, end: 2 }
+ * ```
+ *
+ * @category tools
+ * @since 0.1.0
+ */
+export const read = Tool.make({
+  name: "file.read",
+  description:
+    "Read a text file of the workspace. Lines are numbered `N<TAB>line`; read the next part with offset = nextOffset. Returns a proof to pass to file.write or file.edit.",
+  input: Input,
+  output: Output,
+  failure: Failure,
+  trust: 0,
+  effects: { readsFs: true, idempotent: true },
+  run: ({ path, offset, limit }) =>
+    Effect.gen(function* () {
+      if (offset !== undefined && !(Number.isInteger(offset) && offset >= 1)) {
+        return yield* new ToolError.InvalidInput({
+          tool: "file.read",
+          issues: `offset is 1-based and must be an integer of at least 1 (got ${offset}); use 1 for the first line`
+        })
+      }
+      if (limit !== undefined && !(Number.isInteger(limit) && limit >= 0)) {
+        return yield* new ToolError.InvalidInput({
+          tool: "file.read",
+          issues: `limit must be an integer of at least 0 (got ${limit})`
+        })
+      }
+      const limits = yield* Limits
+      const ws = yield* Workspace.Workspace
+      const file = yield* ws.readFile(path, { maxBytes: limits.maxBytes, text: true })
+      const raw = Buffer.from(file.bytes.buffer, file.bytes.byteOffset, file.bytes.byteLength).toString("utf8")
+      const bom = raw.charCodeAt(0) === 0xfeff
+      const text = bom ? raw.slice(1) : raw
+      const totalLines = countLines(text)
+      const startLine = offset ?? 1
+      const shown = window(text, startLine, limit ?? limits.lines, limits.lineLength)
+      const endLine = startLine + shown.lines.length - 1
+      const content = shown.lines.map((line, i) => `${startLine + i}\t${line}`).join("\n")
+      const whole = startLine === 1 && endLine === totalLines && shown.cut === 0
+      const proof = yield* ReadProof.issue({
+        path: file.path.real,
+        content: file.bytes,
+        coverage: whole ? { _tag: "Whole" } : { _tag: "Lines", start: startLine, end: endLine }
+      })
+      const notice =
+        totalLines === 0
+          ? "The file is empty."
+          : startLine > totalLines
+            ? `Offset ${startLine} is past the end of the file (${totalLines} lines). Use an offset from 1 to ${totalLines}.`
+            : undefined
+      return {
+        path: file.path.relative,
+        content,
+        startLine,
+        endLine,
+        totalLines,
+        truncated: endLine < totalLines || shown.cut > 0,
+        nextOffset: endLine < totalLines ? endLine + 1 : null,
+        linesCut: shown.cut,
+        ...(notice === undefined ? {} : { notice }),
+        metadata: {
+          size: file.size,
+          modified: new Date(file.mtimeMs).toISOString(),
+          encoding: bom ? ("utf-8-bom" as const) : ("utf-8" as const),
+          lineEndings: lineEndings(text)
+        },
+        proof
+      }
+    })
+})

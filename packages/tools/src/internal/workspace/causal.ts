@@ -1,0 +1,74 @@
+/**
+ * What the writing tools share: the L1 boundary (a write outside the
+ * writable globs asks for L2 through `Trust.escalate`), the checks a proof
+ * must pass before bytes are replaced (genuine, for this very file, hashing
+ * to the bytes on disk), and the unified diff they return.
+ *
+ * @internal
+ */
+import { ReadProof, type ToolError, Trust } from "@ugent/core"
+import { createTwoFilesPatch } from "diff"
+import { Effect } from "effect"
+import type { ResolvedPath, WorkspaceShape } from "../../Workspace.ts"
+
+/** Asks for L2 when the path is outside what an L1 caller may write. */
+export const requireWritable = (
+  ws: WorkspaceShape,
+  tool: string,
+  target: ResolvedPath,
+  input: unknown
+): Effect.Effect<void, ToolError.TrustDenied | ToolError.ApprovalDenied> =>
+  ws.isWritable(target.relative)
+    ? Effect.void
+    : Trust.escalate(
+        tool,
+        2,
+        `${target.relative} is outside the paths the workspace policy lets L1 write (${ws.policy.writable.join(", ")})`,
+        input
+      )
+
+/** Checks that a proof is genuine and names this file; `whole` also asks for whole-file coverage. */
+export const checkProofFor = (
+  target: ResolvedPath,
+  proof: ReadProof.ReadProof | undefined,
+  whole: boolean
+): Effect.Effect<ReadProof.ReadProof, ReadProof.ProofRejected> =>
+  Effect.gen(function* () {
+    if (proof === undefined) return yield* new ReadProof.ProofRejected({ path: target.input, reason: "never-read" })
+    if (!(yield* ReadProof.isReadProof(proof))) {
+      return yield* new ReadProof.ProofRejected({ path: target.input, reason: "invalid" })
+    }
+    if (proof.path !== target.real) {
+      return yield* new ReadProof.ProofRejected({ path: target.input, reason: "other-file" })
+    }
+    if (whole && proof.coverage._tag !== "Whole") {
+      return yield* new ReadProof.ProofRejected({ path: target.input, reason: "partial" })
+    }
+    return proof
+  })
+
+/** Checks that the bytes on disk are those the proof saw. */
+export const checkUnchanged = (
+  target: ResolvedPath,
+  proof: ReadProof.ReadProof,
+  current: Uint8Array
+): Effect.Effect<void, ReadProof.ProofRejected> =>
+  ReadProof.verdict(proof, { hash: ReadProof.hash(current) }) === "unchanged"
+    ? Effect.void
+    : Effect.fail(new ReadProof.ProofRejected({ path: target.input, reason: "changed" }))
+
+/** A unified diff between two versions of a file (`before` undefined: the file is new). */
+export const unifiedDiff = (relative: string, before: string | undefined, after: string): string =>
+  createTwoFilesPatch(
+    before === undefined ? "/dev/null" : `a/${relative}`,
+    `b/${relative}`,
+    before ?? "",
+    after,
+    undefined,
+    undefined,
+    { context: 3 }
+  )
+
+/** Decodes bytes read as UTF-8 text (validity was checked by the read). */
+export const decode = (bytes: Uint8Array): string =>
+  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8")
