@@ -1,0 +1,123 @@
+/**
+ * The trace store's write path, as `Traced` uses it: one `append` of one
+ * record per traced call, then a `flush`. Measured in microseconds per record
+ * (records per second in the note), for SQLite batched (the default) against
+ * one INSERT per record, and against the in-memory store; PostgreSQL too when
+ * `UGENT_PG_URL` is set. Each SQL run uses a fresh database.
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { PgClient } from "@effect/sql-pg"
+import { type Stores, TraceStore } from "@ugent/wrappers"
+import { Effect, type Layer, Redacted } from "effect"
+import { type Bench, type Row, row } from "./Bench.ts"
+
+const record = (i: number): TraceStore.TraceRecord => ({
+  id: `t${i}`,
+  rootId: `t${i - (i % 20)}`,
+  ...(i % 20 === 0 ? {} : { parentId: `t${i - (i % 20)}` }),
+  path: i % 3 === 0 ? "file.read" : "search.grep",
+  input: { path: `src/file${i % 100}.ts`, limit: 200 },
+  output: { lines: i % 500, truncated: false },
+  status: "success",
+  startedAt: 1_795_000_000_000 + i,
+  durationMillis: (i % 37) / 3,
+  alternatives: i % 5 === 0 ? ["file.head"] : [],
+  observerId: "bench",
+  sessionId: "s1"
+})
+
+/** Microseconds per record: `n` sequential appends of one record each, then a flush, all inside the store's life. */
+const appendOneByOne = (layer: Layer.Layer<TraceStore.TraceStore, unknown>, n: number, concurrency = 1) =>
+  Effect.runPromise(
+    Effect.gen(function* () {
+      const store = yield* TraceStore.TraceStore
+      const start = process.hrtime.bigint()
+      yield* Effect.forEach(
+        Array.from({ length: concurrency }, (_, fiber) => fiber),
+        (fiber) =>
+          Effect.gen(function* () {
+            for (let i = fiber; i < n; i += concurrency) yield* store.append([record(i)])
+          }),
+        { concurrency: "unbounded", discard: true }
+      )
+      yield* store.flush
+      return Number(process.hrtime.bigint() - start) / 1000 / n
+    }).pipe(Effect.provide(layer))
+  )
+
+const median = async (f: () => Promise<number>, samples = 3): Promise<number> => {
+  await f()
+  const xs: Array<number> = []
+  for (let i = 0; i < samples; i++) xs.push(await f())
+  xs.sort((a, b) => a - b)
+  return xs[Math.floor(xs.length / 2)] as number
+}
+
+const sqlite = async (n: number, options: Stores.BatchOptions, concurrency = 1): Promise<number> => {
+  const dir = mkdtempSync(join(tmpdir(), "ugent-bench-"))
+  try {
+    return await appendOneByOne(TraceStore.layerSqlite({ ...options, filename: join(dir, "ugent.db") }), n, concurrency)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+const postgres = async (url: string, n: number, options: Stores.BatchOptions): Promise<number> => {
+  const schema = `ugent_bench_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
+  const admin = (f: (sql: PgClient.PgClient) => Effect.Effect<unknown, unknown>) =>
+    Effect.runPromise(Effect.provide(PgClient.PgClient.use(f), PgClient.layer({ url: Redacted.make(url) })))
+  await admin((sql) => sql`CREATE SCHEMA ${sql(schema)}`)
+  try {
+    return await appendOneByOne(TraceStore.layerPg({ ...options, url, startupParameters: { search_path: schema } }), n)
+  } finally {
+    await admin((sql) => sql`DROP SCHEMA ${sql(schema)} CASCADE`)
+  }
+}
+
+const perSecond = (microsPerRecord: number) => `${Math.round(1e6 / microsPerRecord).toLocaleString("en-US")} records/s`
+const oneByOne: Stores.BatchOptions = { batchSize: 1, lingerMillis: 0 }
+
+const bench: Bench = {
+  name: "stores",
+  description: "TraceStore.append throughput (µs per record, one record per append, then flush)",
+  run: async () => {
+    const n = 20_000
+    const rows: Array<Row> = []
+    const batched = await median(() => sqlite(n, {}))
+    const single = await median(() => sqlite(2_000, oneByOne))
+    rows.push(
+      row("SQLite: batched vs one INSERT per record", single, batched, "µs/record", {
+        target: "≤ 0.2",
+        note: `batched ${perSecond(batched)}; one per record ${perSecond(single)}`
+      })
+    )
+    const memory = await median(() => appendOneByOne(TraceStore.layerMemory(), n))
+    rows.push(
+      row("SQLite batched vs in-memory store", memory, batched, "µs/record", {
+        target: "≥ 10,000 records/s",
+        note: `memory ${perSecond(memory)}; SQLite ${perSecond(batched)}`
+      })
+    )
+    const concurrent = await median(() => sqlite(n, {}, 16))
+    rows.push(
+      row("SQLite batched: 16 concurrent appenders vs 1", batched, concurrent, "µs/record", {
+        note: `16 fibers ${perSecond(concurrent)}`
+      })
+    )
+    const url = process.env.UGENT_PG_URL
+    if (url !== undefined) {
+      const pgBatched = await median(() => postgres(url, n, {}))
+      const pgSingle = await median(() => postgres(url, 1_000, oneByOne))
+      rows.push(
+        row("PostgreSQL: batched vs one INSERT per record", pgSingle, pgBatched, "µs/record", {
+          note: `batched ${perSecond(pgBatched)}; one per record ${perSecond(pgSingle)}`
+        })
+      )
+    }
+    return rows
+  }
+}
+
+export default bench
