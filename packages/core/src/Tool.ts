@@ -192,7 +192,8 @@ export const make = <
       failure: options.failure ?? Schema.Never,
       trust,
       effects,
-      run: internal.requireCapability(trust, options.run as (a: unknown) => Effect.Effect<unknown, unknown, unknown>)
+      run: internal.requireCapability(trust, options.run as (a: unknown) => Effect.Effect<unknown, unknown, unknown>),
+      unchecked: options.run as (a: unknown) => Effect.Effect<unknown, unknown, unknown>
     })
   )
 }

@@ -60,6 +60,8 @@ export interface ToolImpl {
   /** "primitive": opaque run; "pure": a total function; "identity"; "composed": a tree of parts. */
   readonly kind: "primitive" | "pure" | "identity" | "composed"
   readonly pure?: ((a: unknown) => unknown) | undefined
+  /** The run of a `make` tool without its capability check, so a pipeline checks each level once. */
+  readonly unchecked?: ((a: unknown) => Effect.Effect<unknown, unknown, unknown>) | undefined
   readonly left?: ToolImpl | undefined
   readonly right?: ToolImpl | undefined
 }
@@ -110,6 +112,7 @@ export interface PrimitiveOptions {
   readonly run: (a: unknown) => Effect.Effect<unknown, unknown, unknown>
   readonly kind?: "primitive" | "pure" | "identity"
   readonly pure?: ((a: unknown) => unknown) | undefined
+  readonly unchecked?: ((a: unknown) => Effect.Effect<unknown, unknown, unknown>) | undefined
 }
 
 export const makePrimitive = (options: PrimitiveOptions): ToolImpl => {
@@ -125,6 +128,7 @@ export const makePrimitive = (options: PrimitiveOptions): ToolImpl => {
   self.run = options.run
   self.kind = options.kind ?? "primitive"
   self.pure = options.pure
+  self.unchecked = options.unchecked
   return self
 }
 
@@ -219,8 +223,11 @@ const fuse = (fs: ReadonlyArray<(a: unknown) => unknown>): ((a: unknown) => unkn
   }
 }
 
-const segmentsOf = (steps: ReadonlyArray<ToolImpl>): ReadonlyArray<Segment> => {
+const segmentsOf = (
+  steps: ReadonlyArray<ToolImpl>
+): { readonly segments: ReadonlyArray<Segment>; readonly levels: ReadonlySet<TrustLevel> } => {
   const segments: Array<Segment> = []
+  const levels = new Set<TrustLevel>()
   let pending: Array<(a: unknown) => unknown> = []
   for (const step of steps) {
     if (step.pure !== undefined) {
@@ -228,27 +235,42 @@ const segmentsOf = (steps: ReadonlyArray<ToolImpl>): ReadonlyArray<Segment> => {
     } else {
       if (pending.length > 0) segments.push({ fused: fuse(pending) })
       pending = []
-      segments.push(step.run)
+      if (step.unchecked !== undefined) {
+        levels.add(step.trust)
+        segments.push(step.unchecked)
+      } else {
+        segments.push(step.run)
+      }
     }
   }
   if (pending.length > 0) segments.push({ fused: fuse(pending) })
-  return segments
+  return { segments, levels }
 }
 
 const compileRun = (steps: ReadonlyArray<ToolImpl>): ((a: unknown) => Effect.Effect<unknown, unknown, unknown>) => {
-  const segments = segmentsOf(steps)
-  if (segments.length === 1) {
-    const only = segments[0]!
-    if (typeof only === "function") return only
-    return (a) => Effect.sync(() => only.fused(a))
-  }
-  return (a) => {
+  const { segments, levels } = segmentsOf(steps)
+  const chain = (a: unknown): Effect.Effect<unknown, unknown, unknown> => {
     const first = segments[0]!
     let eff: Effect.Effect<unknown, unknown, unknown> =
       typeof first === "function" ? first(a) : Effect.sync(() => first.fused(a))
     for (let i = 1; i < segments.length; i++) {
       const seg = segments[i]!
       eff = typeof seg === "function" ? Effect.flatMap(eff, seg) : Effect.map(eff, seg.fused)
+    }
+    return eff
+  }
+  // Each capability the steps need is looked up once per call, before the first step runs.
+  const keys = [...levels].map((level) => capabilityKeys[level] as Context.Key<Capability, unknown>)
+  if (keys.length === 0) return chain
+  if (keys.length === 1) {
+    const key = keys[0]!
+    return (a) => Effect.flatMap(key, () => chain(a))
+  }
+  return (a) => {
+    let eff = Effect.suspend(() => chain(a))
+    for (const key of keys) {
+      const next = eff
+      eff = Effect.flatMap(key, () => next)
     }
     return eff
   }
