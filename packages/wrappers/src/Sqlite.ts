@@ -10,11 +10,11 @@
  * @since 0.1.0
  */
 import { mkdirSync } from "node:fs"
-import { dirname } from "node:path"
+import { dirname, resolve } from "node:path"
 import { DatabaseSync } from "node:sqlite"
 import { Context, Effect, Layer, type Scope, Semaphore } from "effect"
 import { Reactivity } from "effect/reactivity"
-import { SqlClient, type SqlError, Statement } from "effect/sql"
+import { SqlClient, type SqlConnection, type SqlError, Statement } from "effect/sql"
 import { makeConnection, sqlError } from "./internal/sql/sqliteConnection.ts"
 
 /**
@@ -55,7 +55,9 @@ export interface SqliteClientShape extends SqlClient.SqlClient {
 export class SqliteClient extends Context.Service<SqliteClient, SqliteClientShape>()("ugent/SqliteClient") {}
 
 /**
- * Opens the database for the life of the scope. A file database runs in WAL
+ * Opens the database for the life of the scope. Clients on the same file in
+ * one process share one connection (and take turns through one semaphore),
+ * so they never wait on each other's locks. A file database runs in WAL
  * mode with `synchronous = NORMAL`: a commit does not wait for the disk, and
  * readers never block the writer; a crash may lose the last transactions but
  * never corrupts the file.
@@ -67,15 +69,7 @@ export const make = (
   config: SqliteClientConfig
 ): Effect.Effect<SqliteClientShape, SqlError.SqlError, Scope.Scope | Reactivity.Reactivity> =>
   Effect.gen(function* () {
-    const db = yield* Effect.acquireRelease(
-      Effect.try({
-        try: () => open(config),
-        catch: (cause) => sqlError(cause, "open", `Failed to open SQLite database ${config.filename}`)
-      }),
-      (db) => Effect.sync(() => db.isOpen && db.close())
-    )
-    const connection = makeConnection(db, config.preparedStatementCacheSize ?? 200)
-    const semaphore = yield* Semaphore.make(1)
+    const { db, connection, semaphore } = yield* shared(config)
     const acquirers = SqlClient.makeSqliteAcquirers({
       connection: Effect.succeed(connection),
       semaphore,
@@ -99,8 +93,52 @@ export const make = (
     return Object.assign(client, { config })
   })
 
-const open = (config: SqliteClientConfig): DatabaseSync => {
+interface Handle {
+  readonly db: DatabaseSync
+  readonly connection: SqlConnection.Connection
+  readonly semaphore: Semaphore.Semaphore
+  users: number
+}
+
+// One connection per file per process, shared by every client on it: a
+// `node:sqlite` call that waits for a lock blocks the whole thread, so a second
+// connection in the same process could wait for a transaction that cannot
+// finish until it returns. Sharing turns that wait into a semaphore's.
+const handles = new Map<string, Handle>()
+
+const shared = (config: SqliteClientConfig): Effect.Effect<Handle, SqlError.SqlError, Scope.Scope> => {
   const memory = config.filename === ":memory:" || config.filename === ""
+  const key = memory ? undefined : `${config.readonly === true ? "ro" : "rw"}:${resolve(config.filename)}`
+  return Effect.acquireRelease(
+    Effect.try({
+      try: () => {
+        const existing = key === undefined ? undefined : handles.get(key)
+        if (existing !== undefined) {
+          existing.users++
+          return existing
+        }
+        const db = open(config, memory)
+        const handle: Handle = {
+          db,
+          connection: makeConnection(db, config.preparedStatementCacheSize ?? 200),
+          semaphore: Semaphore.makeUnsafe(1),
+          users: 1
+        }
+        if (key !== undefined) handles.set(key, handle)
+        return handle
+      },
+      catch: (cause) => sqlError(cause, "open", `Failed to open SQLite database ${config.filename}`)
+    }),
+    (handle) =>
+      Effect.sync(() => {
+        if (--handle.users > 0) return
+        if (key !== undefined) handles.delete(key)
+        if (handle.db.isOpen) handle.db.close()
+      })
+  )
+}
+
+const open = (config: SqliteClientConfig, memory: boolean): DatabaseSync => {
   if (!memory && config.readonly !== true) mkdirSync(dirname(config.filename), { recursive: true })
   const db = new DatabaseSync(config.filename, {
     readOnly: config.readonly ?? false,

@@ -215,23 +215,30 @@ describe("Sqlite", () => {
       )
     )
 
-    it.live("two connections to one file see each other's committed writes", () =>
+    it.live("clients on one file in one process take turns instead of waiting on each other's locks", () =>
       withTempDir((dir) =>
         Effect.gen(function* () {
+          // A short busy timeout: a client blocked on the other's lock would fail fast.
           const filename = join(dir, "shared.db")
-          const a = yield* Layer.build(Sqlite.layer({ filename }))
-          const b = yield* Layer.build(Sqlite.layer({ filename }))
-          const sqlA = Context.get(a, SqlClient.SqlClient)
-          const sqlB = Context.get(b, SqlClient.SqlClient)
-          yield* sqlA`CREATE TABLE t (x INTEGER)`
-          yield* Effect.all(
-            [
-              Effect.forEach([1, 2, 3], (x) => sqlA`INSERT INTO t VALUES (${x})`, { discard: true }),
-              Effect.forEach([4, 5, 6], (x) => sqlB`INSERT INTO t VALUES (${x})`, { discard: true })
-            ],
-            { concurrency: 2 }
+          const a = Context.get(
+            yield* Layer.build(Sqlite.layer({ filename, busyTimeoutMillis: 50 })),
+            SqlClient.SqlClient
           )
-          assert.deepStrictEqual(yield* sqlB`SELECT count(*) AS c FROM t`.values, [[6]])
+          const b = Context.get(
+            yield* Layer.build(Sqlite.layer({ filename, busyTimeoutMillis: 50 })),
+            SqlClient.SqlClient
+          )
+          yield* a`CREATE TABLE t (x INTEGER)`
+          const slowTransaction = a.withTransaction(
+            Effect.gen(function* () {
+              yield* a`INSERT INTO t VALUES (1)`
+              yield* Effect.sleep("200 millis")
+              yield* a`INSERT INTO t VALUES (2)`
+            })
+          )
+          const writes = Effect.forEach([3, 4, 5], (x) => b`INSERT INTO t VALUES (${x})`, { discard: true })
+          yield* Effect.all([slowTransaction, Effect.delay(writes, "20 millis")], { concurrency: 2 })
+          assert.deepStrictEqual(yield* b`SELECT x FROM t ORDER BY rowid`.values, [[1], [2], [3], [4], [5]])
         }).pipe(Effect.scoped)
       )
     )
