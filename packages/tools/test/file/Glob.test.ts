@@ -1,0 +1,183 @@
+import { utimesSync } from "node:fs"
+import { join } from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import { Glob } from "@ugent/tools"
+import { Effect } from "effect"
+import { withWorkspace } from "../workspace/fixture.ts"
+
+describe("file.glob", () => {
+  it.effect("matches a pattern, sorted by path, relative to the root", () =>
+    withWorkspace((fx) =>
+      Effect.gen(function* () {
+        for (const f of ["src/z.ts", "src/a.ts", "src/sub/m.ts", "README.md", "a.ts"]) fx.file(f, "")
+        const out = yield* Glob.glob.run({ pattern: "**/*.ts" })
+        assert.deepStrictEqual(out.files, ["a.ts", "src/a.ts", "src/sub/m.ts", "src/z.ts"])
+        assert.strictEqual(out.totalMatches, 4)
+        assert.isFalse(out.truncated)
+      })
+    )
+  )
+
+  it.effect("searches under `path`, still returning paths relative to the root", () =>
+    withWorkspace((fx) =>
+      Effect.gen(function* () {
+        for (const f of ["src/a.ts", "lib/b.ts"]) fx.file(f, "")
+        const out = yield* Glob.glob.run({ pattern: "*.ts", path: "src" })
+        assert.deepStrictEqual(out.files, ["src/a.ts"])
+      })
+    )
+  )
+
+  it.effect("node_modules, .git, dist and build are not searched", () =>
+    withWorkspace((fx) =>
+      Effect.gen(function* () {
+        for (const f of ["node_modules/p/i.js", "dist/i.js", "build/i.js", "pkg/node_modules/q/i.js", "src/i.js"]) {
+          fx.file(f, "")
+        }
+        fx.file(".git/hooks/x.js", "")
+        const out = yield* Glob.glob.run({ pattern: "**/*.js", hidden: true })
+        assert.deepStrictEqual(out.files, ["src/i.js"])
+      })
+    )
+  )
+
+  it.effect("hidden files only on request; blocked names never", () =>
+    withWorkspace((fx) =>
+      Effect.gen(function* () {
+        for (const f of [".eslintrc.json", ".env.json", "a.json", ".config/x.json", "secrets.json"]) fx.file(f, "")
+        const plain = yield* Glob.glob.run({ pattern: "**/*.json" })
+        assert.deepStrictEqual(plain.files, ["a.json"])
+        const hidden = yield* Glob.glob.run({ pattern: "**/*.json", hidden: true })
+        assert.deepStrictEqual(hidden.files, [".config/x.json", ".eslintrc.json", "a.json"])
+      })
+    )
+  )
+
+  it.effect("sort by modified (newest first) and by size (largest first), ties broken by path", () =>
+    withWorkspace((fx) =>
+      Effect.gen(function* () {
+        const t = (s: number) => new Date(Date.UTC(2024, 0, 1, 0, 0, s))
+        const files: ReadonlyArray<readonly [string, string, number]> = [
+          ["b.txt", "xx", 10],
+          ["a.txt", "xx", 10],
+          ["c.txt", "xxxx", 30],
+          ["d.txt", "x", 20]
+        ]
+        for (const [f, content, s] of files) utimesSync(fx.file(f, content), t(s), t(s))
+        const byTime = yield* Glob.glob.run({ pattern: "*.txt", sort: "modified" })
+        assert.deepStrictEqual(byTime.files, ["c.txt", "d.txt", "a.txt", "b.txt"])
+        const bySize = yield* Glob.glob.run({ pattern: "*.txt", sort: "size" })
+        assert.deepStrictEqual(bySize.files, ["c.txt", "a.txt", "b.txt", "d.txt"])
+      })
+    )
+  )
+
+  it.effect("limit cuts the result and reports the total", () =>
+    withWorkspace((fx) =>
+      Effect.gen(function* () {
+        for (let i = 0; i < 12; i++) fx.file(`f${String(i).padStart(2, "0")}.md`, "")
+        const out = yield* Glob.glob.run({ pattern: "*.md", limit: 5 })
+        assert.deepStrictEqual(out.files, ["f00.md", "f01.md", "f02.md", "f03.md", "f04.md"])
+        assert.strictEqual(out.totalMatches, 12)
+        assert.isTrue(out.truncated)
+      })
+    )
+  )
+
+  it.effect("the default limit is 500", () =>
+    withWorkspace((fx) =>
+      Effect.gen(function* () {
+        for (let i = 0; i < 510; i++) fx.file(`d/f${i}.txt`, "")
+        const out = yield* Glob.glob.run({ pattern: "**/*.txt" })
+        assert.strictEqual(out.files.length, 500)
+        assert.strictEqual(out.totalMatches, 510)
+      })
+    )
+  )
+
+  it.effect("threat 8: limit 0 and maxDepth 0 are values, not 'not given'", () =>
+    withWorkspace((fx) =>
+      Effect.gen(function* () {
+        for (const f of ["top.ts", "a/one.ts", "a/b/two.ts"]) fx.file(f, "")
+        const none = yield* Glob.glob.run({ pattern: "**/*.ts", limit: 0 })
+        assert.deepStrictEqual(none.files, [])
+        assert.strictEqual(none.totalMatches, 3)
+        assert.isTrue(none.truncated)
+        const flat = yield* Glob.glob.run({ pattern: "**/*.ts", maxDepth: 0 })
+        assert.deepStrictEqual(flat.files, ["top.ts"])
+        const one = yield* Glob.glob.run({ pattern: "**/*.ts", maxDepth: 1 })
+        assert.deepStrictEqual(one.files, ["a/one.ts", "top.ts"])
+      })
+    )
+  )
+
+  it.effect("threat 10: a NUL byte in the pattern is refused", () =>
+    withWorkspace(() =>
+      Effect.gen(function* () {
+        const e = yield* Effect.flip(Glob.glob.run({ pattern: "*.ts\0" }))
+        assert.strictEqual(e._tag, "InvalidInput")
+        assert.include(e.message, "NUL")
+        const p = yield* Effect.flip(Glob.glob.run({ pattern: "*", path: "src\0" }))
+        assert.strictEqual(p._tag, "InvalidPath")
+      })
+    )
+  )
+
+  it.effect("patterns that climb out or are absolute are refused", () =>
+    withWorkspace((fx) =>
+      Effect.gen(function* () {
+        fx.file("src/a.ts", "")
+        for (const pattern of ["../*", "../outside/*", "src/../../*", "{..,src}/*", "/etc/*", "{/etc,src}/*", "~/x"]) {
+          const e = yield* Effect.flip(Glob.glob.run({ pattern, path: "src" }))
+          assert.strictEqual(e._tag, "InvalidInput", pattern)
+        }
+        const e = yield* Effect.flip(Glob.glob.run({ pattern: "*", path: "../outside" }))
+        assert.strictEqual(e._tag, "OutsideWorkspace")
+      })
+    )
+  )
+
+  it.effect("links are not descended into; a link to a file inside is listed, one outside is not", () =>
+    withWorkspace((fx) =>
+      Effect.gen(function* () {
+        fx.file("real/a.txt", "")
+        fx.link("real", "linked-dir")
+        fx.link("real/a.txt", "alias.txt")
+        fx.link(join(fx.outside, "data.txt"), "out.txt")
+        fx.link(fx.outside, "out-dir")
+        fx.link("nowhere", "broken.txt")
+        const out = yield* Glob.glob.run({ pattern: "**/*.txt" })
+        assert.deepStrictEqual(out.files, ["alias.txt", "real/a.txt"])
+      })
+    )
+  )
+
+  it.effect("respectGitignore leaves out what .gitignore files ignore, nested ones included", () =>
+    withWorkspace((fx) =>
+      Effect.gen(function* () {
+        fx.file(".gitignore", "*.log\ntmp/\n")
+        fx.file("pkg/.gitignore", "gen.ts\n")
+        for (const f of ["a.log", "a.ts", "tmp/b.ts", "pkg/gen.ts", "pkg/keep.ts", "gen.ts"]) fx.file(f, "")
+        const all = yield* Glob.glob.run({ pattern: "**/*.{ts,log}" })
+        assert.strictEqual(all.totalMatches, 6)
+        const kept = yield* Glob.glob.run({ pattern: "**/*.{ts,log}", respectGitignore: true })
+        assert.deepStrictEqual(kept.files, ["a.ts", "gen.ts", "pkg/keep.ts"])
+        const under = yield* Glob.glob.run({ pattern: "**/*.ts", path: "pkg", respectGitignore: true })
+        assert.deepStrictEqual(under.files, ["pkg/keep.ts"])
+      })
+    )
+  )
+
+  it.effect("is deterministic: the same tree gives the same order every time", () =>
+    withWorkspace((fx) =>
+      Effect.gen(function* () {
+        for (let i = 0; i < 50; i++) fx.file(`d${i % 7}/f${(i * 37) % 50}.txt`, "")
+        const first = yield* Glob.glob.run({ pattern: "**/*.txt", sort: "size" })
+        for (let i = 0; i < 3; i++) {
+          const again = yield* Glob.glob.run({ pattern: "**/*.txt", sort: "size" })
+          assert.deepStrictEqual(again.files, first.files)
+        }
+      })
+    )
+  )
+})
