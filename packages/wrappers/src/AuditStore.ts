@@ -311,9 +311,9 @@ export const layerSql: Layer.Layer<AuditStore, StoreError, SqlClient.SqlClient> 
 )
 
 /**
- * An audit store in a SQLite file (default `<cwd>/.ugent/ugent.db`) on its
- * own connection. To share one connection with the other stores, use
- * `Stores.layerSqlite`.
+ * An audit store in a SQLite file (default `<cwd>/.ugent/ugent.db`). Every
+ * client of one file in one process shares one connection; to build all
+ * three stores at once, use `Stores.layerSqlite`.
  *
  * @category layers
  * @since 0.1.0

@@ -224,9 +224,9 @@ export const layerSql = (options?: BatchOptions): Layer.Layer<TraceStore, StoreE
   Layer.effect(TraceStore, Effect.map(sqlStore.make(options), TraceStore.of))
 
 /**
- * A trace store in a SQLite file (default `<cwd>/.ugent/ugent.db`) on its
- * own connection. To share one connection with the other stores, use
- * `Stores.layerSqlite`.
+ * A trace store in a SQLite file (default `<cwd>/.ugent/ugent.db`). Every
+ * client of one file in one process shares one connection; to build all
+ * three stores at once, use `Stores.layerSqlite`.
  *
  * @category layers
  * @since 0.1.0
