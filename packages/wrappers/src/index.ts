@@ -20,6 +20,17 @@ export { type Limit, type Limits, RateLimited, RateLimitedError, type RateLimite
 /** @since 0.1.0 */
 export { Retry, type RetryOptions } from "./Retry.ts"
 /** @since 0.1.0 */
+export {
+  CommandDenied,
+  type DenyRule,
+  type Invocation,
+  OutputTooLarge,
+  OutsideWorkspace,
+  Sandboxed,
+  type SandboxedOptions,
+  type SandboxPolicy
+} from "./Sandboxed.ts"
+/** @since 0.1.0 */
 export * as Sqlite from "./Sqlite.ts"
 /** @since 0.1.0 */
 export * as StoreError from "./StoreError.ts"
