@@ -1,0 +1,159 @@
+/**
+ * The typed failures of the git tools. Each says what went wrong in words a
+ * person or a model can act on, and what to do next: a directory that holds
+ * no repository, a revision that names nothing, a revision refused because
+ * git could read it as an option, a path outside the repository, and (rare)
+ * a git command that failed for another reason.
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+
+/**
+ * The directory holds no git repository the tools may read: no `.git` there,
+ * or a `.git` that points outside the workspace. Git tools never search parent
+ * directories and never create a repository.
+ *
+ * **Example** (Reading the message)
+ * ```ts
+ * import { GitError } from "@ugent/tools"
+ * const e = new GitError.NotARepository({ path: ".", reason: "no-git-dir" })
+ * console.log(e.message)
+ * // => No git repository at .: there is no .git there. Git tools read the repository at the workspace root (or the sub-directory given as `repository`) and never search parent directories or create one. Check the path with file.list.
+ * ```
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class NotARepository extends Schema.TaggedError<NotARepository>()("NotARepository", {
+  path: Schema.String,
+  reason: Schema.Literals(["no-git-dir", "git-dir-outside", "unreadable"])
+}) {
+  override get message(): string {
+    const why: Record<typeof this.reason, string> = {
+      "no-git-dir": "there is no .git there",
+      "git-dir-outside": "its .git points to a directory outside the workspace, which git tools do not read",
+      unreadable: "its .git could not be read as a repository"
+    }
+    return `No git repository at ${this.path}: ${why[this.reason]}. Git tools read the repository at the workspace root (or the sub-directory given as \`repository\`) and never search parent directories or create one. Check the path with file.list.`
+  }
+}
+
+/**
+ * The revision is well formed but names no commit: no branch, tag or commit
+ * of that name, an abbreviated hash that matches several objects, an
+ * ancestor that does not exist (`HEAD~99`), or a repository with no commits.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class UnknownRevision extends Schema.TaggedError<UnknownRevision>()("UnknownRevision", {
+  revision: Schema.String,
+  reason: Schema.Literals(["unknown", "ambiguous", "no-commits"])
+}) {
+  override get message(): string {
+    switch (this.reason) {
+      case "no-commits":
+        return `The repository has no commits yet, so "${this.revision}" names nothing. Use git.status to see what is staged.`
+      case "ambiguous":
+        return `The abbreviated hash "${this.revision}" matches more than one object. Give more characters of the hash (git.log lists full hashes).`
+      default:
+        return `Unknown revision "${this.revision}": no branch, tag or commit of that name. List recent commits with git.log and use one of their hashes, or check the branch name with git.status.`
+    }
+  }
+}
+
+/**
+ * The revision was refused before git saw it: it starts with `-` (git could
+ * read it as an option), or uses syntax the tools do not accept (ranges,
+ * reflog selectors, paths, spaces or control characters).
+ *
+ * **Example** (An option in disguise)
+ * ```ts
+ * import { GitError } from "@ugent/tools"
+ * const e = new GitError.InvalidRevision({ revision: "--output=/tmp/x", reason: "option-like" })
+ * console.log(e.message.split(".")[0])
+ * // => Refused revision "--output=/tmp/x": it starts with "-", so git could read it as an option
+ * ```
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class InvalidRevision extends Schema.TaggedError<InvalidRevision>()("InvalidRevision", {
+  revision: Schema.String,
+  reason: Schema.Literals(["option-like", "syntax"])
+}) {
+  override get message(): string {
+    const shown = JSON.stringify(this.revision).slice(1, -1)
+    const why =
+      this.reason === "option-like"
+        ? `it starts with "-", so git could read it as an option`
+        : "it is not a revision the git tools accept"
+    return `Refused revision "${shown}": ${why}. Give a branch or tag name, a commit hash (4 to 40 hex digits) or HEAD, optionally followed by ~N or ^N (for example "HEAD~2", "main^2"); ranges, reflog selectors and paths are not accepted.`
+  }
+}
+
+/**
+ * The path is not inside the repository's working tree, or it names nothing
+ * the operation can read (not tracked, or absent from the revision).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class PathNotInRepository extends Schema.TaggedError<PathNotInRepository>()("PathNotInRepository", {
+  path: Schema.String,
+  reason: Schema.Literals(["outside", "not-tracked", "not-in-revision", "not-a-file"]),
+  revision: Schema.optionalKey(Schema.String)
+}) {
+  override get message(): string {
+    const p = JSON.stringify(this.path).slice(1, -1)
+    switch (this.reason) {
+      case "outside":
+        return `${p} is outside the repository's working tree. Give a path inside the repository, relative to the workspace root.`
+      case "not-tracked":
+        return `${p} is not tracked by git (not in the last commit). Commit it first, or read it with file.read; git.status lists untracked files.`
+      case "not-a-file":
+        return `${p} is a directory in the repository, not a file. Give the path of a file (git.log with this path lists the commits that touched it).`
+      default:
+        return `${p} does not exist at revision ${this.revision ?? "HEAD"}. Check the path with git.show of that revision, or use git.log with the path to find when it existed.`
+    }
+  }
+}
+
+/**
+ * A git command failed for a reason the tools do not model (a damaged
+ * repository, a missing object, the `git` binary not usable).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class GitFailed extends Schema.TaggedError<GitFailed>()("GitFailed", {
+  operation: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `git ${this.operation} failed: ${this.detail}. Check that the repository is not damaged (for example with git.status); if the problem persists, report it to the operator.`
+  }
+}
+
+/**
+ * Any failure of a git backend.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type GitError = NotARepository | UnknownRevision | InvalidRevision | PathNotInRepository | GitFailed
+
+/**
+ * The schemas of every git failure, for a tool's `failure` schema.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
+export const GitErrorSchema = Schema.Union([
+  NotARepository,
+  UnknownRevision,
+  InvalidRevision,
+  PathNotInRepository,
+  GitFailed
+])

@@ -1,0 +1,4 @@
+import type { GitBackendShape } from "../GitBackend.ts"
+export const makeIsomorphic = (): GitBackendShape => {
+  throw new Error("todo")
+}
