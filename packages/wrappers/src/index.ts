@@ -39,4 +39,6 @@ export * as Stores from "./Stores.ts"
 /** @since 0.1.0 */
 export { TimedOut, Timeout, type TimeoutOptions } from "./Timeout.ts"
 /** @since 0.1.0 */
+export { type TraceContext, Traced, type TracedOptions } from "./Traced.ts"
+/** @since 0.1.0 */
 export * as TraceStore from "./TraceStore.ts"

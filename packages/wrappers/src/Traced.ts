@@ -1,0 +1,223 @@
+/**
+ * `Traced` records every call of a tool: one trace per call into the
+ * `TraceStore` (its id, the tool's path, the trace it ran under, its input,
+ * its output or typed error, its duration, the alternatives the caller
+ * considered, when it started, who called), and one Effect span per call, so
+ * that `effect/observability` can export the calls to OpenTelemetry.
+ *
+ * The parent of a trace is the traced call in progress in the same fiber,
+ * carried by the fiber-local reference {@link CurrentTrace}, not by a global:
+ * so a traced pipeline whose steps are traced records one trace per step
+ * under the pipeline's, and parallel branches (`Tool.all`, `Tool.fanout`)
+ * each record under the call that forked them.
+ *
+ * **Retries.** Each attempt of `Retry(Traced(f))` is a call of `Traced(f)`,
+ * hence a trace of its own: the attempts are siblings under the caller's
+ * trace, in start order, and each span carries `ugent.retry.attempt`.
+ * `Traced(Retry(f))` records one trace for the whole retried call.
+ *
+ * @since 0.1.0
+ */
+import { Observer, Tool, ToolError } from "@ugent/core"
+import { Cause, Clock, Context, Effect, Exit, Option, Schema } from "effect"
+import { dual } from "effect/Function"
+import { encodedJson, jsonOf } from "./internal/jsonValue.ts"
+import { traceId } from "./internal/traceId.ts"
+import { RetryAttempt } from "./Retry.ts"
+import { TraceStore } from "./TraceStore.ts"
+
+/**
+ * The traced call in progress: its trace id and the id of the root of its
+ * tree.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface TraceContext {
+  readonly id: string
+  readonly rootId: string
+}
+
+/**
+ * The traced call in progress in this fiber (inherited by the fibers it
+ * forks), or none at the top. A traced call records it as its parent.
+ *
+ * @category references
+ * @since 0.1.0
+ */
+export const CurrentTrace = Context.Reference<Option.Option<TraceContext>>("ugent/wrappers/Traced/CurrentTrace", {
+  defaultValue: Option.none
+})
+
+/**
+ * The alternatives the caller considered for the next traced calls (tool
+ * paths or names), recorded with each trace made directly under it. A traced
+ * call clears it for the calls it makes itself: those are its own choices.
+ *
+ * @category references
+ * @since 0.1.0
+ */
+export const Alternatives = Context.Reference<ReadonlyArray<string>>("ugent/wrappers/Traced/Alternatives", {
+  defaultValue: () => []
+})
+
+/**
+ * Records the alternatives the caller considered for the traced calls of an
+ * effect. Dual.
+ *
+ * @category references
+ * @since 0.1.0
+ */
+export const withAlternatives: {
+  (alternatives: ReadonlyArray<string>): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  <A, E, R>(self: Effect.Effect<A, E, R>, alternatives: ReadonlyArray<string>): Effect.Effect<A, E, R>
+} = dual(
+  2,
+  <A, E, R>(self: Effect.Effect<A, E, R>, alternatives: ReadonlyArray<string>): Effect.Effect<A, E, R> =>
+    Effect.provideService(self, Alternatives, alternatives)
+)
+
+/**
+ * The options of {@link Traced}.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface TracedOptions<A = unknown> {
+  /** The path recorded and the span's name (default: the tool's name), e.g. `"world.tools.file.read"`. */
+  readonly path?: string | undefined
+  /** The alternatives considered, fixed or computed from the input; when absent, {@link Alternatives} is read. */
+  readonly alternatives?: ReadonlyArray<string> | ((input: A) => ReadonlyArray<string>) | undefined
+}
+
+// The wrapper itself; exported below with its references attached.
+const traced: {
+  <A = unknown>(
+    options?: TracedOptions<A>
+  ): <A2 extends A, B, E, R>(self: Tool.Tool<A2, B, E, R>) => Tool.Tool<A2, B, E, R | TraceStore>
+  <A, B, E, R>(self: Tool.Tool<A, B, E, R>, options?: TracedOptions<A>): Tool.Tool<A, B, E, R | TraceStore>
+} = dual(
+  (args) => Tool.isTool(args[0]),
+  <A, B, E, R>(self: Tool.Tool<A, B, E, R>, options?: TracedOptions<A>): Tool.Tool<A, B, E, R | TraceStore> => {
+    const path = options?.path ?? self.name
+    const encodeInput = Schema.encodeUnknownOption(self.input)
+    const encodeOutput = Schema.encodeUnknownOption(self.output)
+    const encodeFailure = Schema.encodeUnknownOption(self.failure)
+    const given = options?.alternatives
+    return Tool.wrap(
+      self,
+      (run) => (a) =>
+        Effect.gen(function* () {
+          const store = yield* TraceStore
+          const parent = yield* CurrentTrace
+          const alternatives =
+            given === undefined ? yield* Alternatives : typeof given === "function" ? given(a) : given
+          const observer = yield* Effect.serviceOption(Observer.Observer)
+          const attempt = yield* RetryAttempt
+          const id = traceId()
+          const rootId = Option.isSome(parent) ? parent.value.rootId : id
+          const startedAt = yield* Clock.currentTimeMillis
+          const startNanos = yield* Clock.currentTimeNanos
+          const attributes: Record<string, unknown> = {
+            "ugent.tool.name": self.name,
+            "ugent.tool.path": path,
+            "ugent.tool.version": self.version,
+            "ugent.trace.id": id,
+            "ugent.trace.root_id": rootId,
+            "ugent.retry.attempt": attempt
+          }
+          if (Option.isSome(parent)) attributes["ugent.trace.parent_id"] = parent.value.id
+          if (alternatives.length > 0) attributes["ugent.alternatives"] = alternatives.join(",")
+          if (Option.isSome(observer)) attributes["ugent.observer.id"] = observer.value.id
+
+          const record = (exit: Exit.Exit<B, E>) =>
+            Effect.gen(function* () {
+              const endNanos = yield* Clock.currentTimeNanos
+              const outcome = Exit.isSuccess(exit)
+                ? { status: "success" as const, output: encodedJson(encodeOutput, exit.value) }
+                : outcomeOfCause(exit.cause, encodeFailure)
+              yield* store
+                .append([
+                  {
+                    id,
+                    ...(Option.isSome(parent) ? { parentId: parent.value.id } : {}),
+                    rootId,
+                    path,
+                    input: encodedJson(encodeInput, a),
+                    ...outcome,
+                    startedAt,
+                    durationMillis: Number(endNanos - startNanos) / 1e6,
+                    alternatives: [...alternatives],
+                    ...(Option.isSome(observer) ? { observerId: observer.value.id } : {}),
+                    ...(Option.isSome(observer) && observer.value.session !== undefined
+                      ? { sessionId: observer.value.session }
+                      : {})
+                  }
+                ])
+                .pipe(
+                  // Losing a trace must not fail the call it describes.
+                  Effect.catch((error) => Effect.logWarning(`Traced: could not record a trace of ${path}`, error))
+                )
+            })
+
+          return yield* run(a).pipe(
+            Effect.provideService(CurrentTrace, Option.some({ id, rootId })),
+            Effect.provideService(Alternatives, []),
+            Effect.withSpan(path, { attributes }),
+            Effect.onExit(record)
+          )
+        })
+    )
+  }
+)
+
+const outcomeOfCause = <E>(
+  cause: Cause.Cause<E>,
+  encodeFailure: (u: unknown) => Option.Option<unknown>
+):
+  | { readonly status: "failure"; readonly error: Schema.Json }
+  | { readonly status: "interrupted" }
+  | { readonly status: "defect"; readonly error: Schema.Json } => {
+  const error = Cause.findErrorOption(cause)
+  if (Option.isSome(error)) {
+    const encoded = encodeFailure(error.value)
+    return { status: "failure", error: jsonOf(ToolError.toJson(error.value, Option.getOrUndefined(encoded))) }
+  }
+  if (Cause.hasInterruptsOnly(cause)) return { status: "interrupted" }
+  return { status: "defect", error: { _tag: "Defect", message: Cause.pretty(cause) } }
+}
+
+/**
+ * Traces a tool (see the module documentation): one record per call into the
+ * `TraceStore` in context, and one span named by the path. A store that
+ * fails to record a trace is logged; the call itself is not affected. Dual.
+ * At hand: `Traced.CurrentTrace`, `Traced.Alternatives`,
+ * `Traced.withAlternatives`.
+ *
+ * **Example** (A traced pipeline of traced steps)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { Traced, TraceStore } from "@ugent/wrappers"
+ * import { Effect, Schema } from "effect"
+ * const words = Traced(Tool.fromFunction({ name: "text.words", input: Schema.String, output: Schema.Array(Schema.String), f: (s: string) => s.split(" ") }))
+ * const count = Traced(Tool.fromFunction({ name: "list.count", input: Schema.Array(Schema.String), output: Schema.Number, f: (ws: ReadonlyArray<string>) => ws.length }))
+ * const pipeline = Traced(Tool.pipeline(words, count), { path: "text.wordCount" })
+ * const program = Effect.gen(function* () {
+ *   const n = yield* pipeline.run("to be or not").pipe(Traced.withAlternatives(["text.chars"]))
+ *   const store = yield* TraceStore.TraceStore
+ *   const [root] = yield* store.recent({ limit: 1, path: "text.wordCount" })
+ *   const steps = yield* store.children(root!.id)
+ *   return { n, root: [root!.path, root!.alternatives], steps: steps.map((s) => [s.path, s.output]) }
+ * })
+ * console.log(Effect.runSync(program.pipe(Effect.provide(TraceStore.layerMemory()))))
+ * // => { n: 4, root: [ 'text.wordCount', [ 'text.chars' ] ], steps: [ [ 'text.words', [ 'to', 'be', 'or', 'not' ] ], [ 'list.count', 4 ] ] }
+ * ```
+ *
+ * @category wrappers
+ * @since 0.1.0
+ */
+export const Traced: typeof traced & {
+  readonly CurrentTrace: typeof CurrentTrace
+  readonly Alternatives: typeof Alternatives
+  readonly withAlternatives: typeof withAlternatives
+} = Object.assign(traced, { CurrentTrace, Alternatives, withAlternatives })
