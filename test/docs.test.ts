@@ -71,7 +71,7 @@ describe("JSDoc examples", () => {
       const printed: Array<string> = []
       const original = console.log
       console.log = (...args: Array<unknown>) => {
-        printed.push(formatWithOptions({ breakLength: Number.POSITIVE_INFINITY, depth: 6 }, ...args))
+        printed.push(formatWithOptions({ breakLength: Number.POSITIVE_INFINITY, compact: 20, depth: 6 }, ...args))
       }
       try {
         await import(/* @vite-ignore */ module)

@@ -1,0 +1,96 @@
+/**
+ * `Events` is the stream of what happens on the `invoke` road:
+ * `tool.invoked`, `tool.completed`, `tool.failed`, `tool.trust_denied`,
+ * `tool.rate_limited`. They are published on a `PubSub`; each subscriber
+ * gets a `Stream`. The hub keeps the newest 4,096 events per slow
+ * subscriber (a sliding buffer), so a stalled subscriber cannot grow memory
+ * or slow the callers.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer, PubSub, Schema, type Scope, Stream } from "effect"
+
+const common = {
+  /** The call's id, shared by every event of one call. */
+  id: Schema.String,
+  path: Schema.String,
+  observerId: Schema.String,
+  /** Epoch milliseconds. */
+  at: Schema.Number
+}
+
+/**
+ * The schema of an event, its JSON form on the wire (server-sent events).
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
+export const EventSchema = Schema.Union([
+  Schema.TaggedStruct("tool.invoked", { ...common }),
+  Schema.TaggedStruct("tool.completed", { ...common, durationMillis: Schema.Number }),
+  Schema.TaggedStruct("tool.failed", {
+    ...common,
+    durationMillis: Schema.Number,
+    error: Schema.Struct({ _tag: Schema.String, message: Schema.String })
+  }),
+  Schema.TaggedStruct("tool.trust_denied", {
+    ...common,
+    reason: Schema.String
+  }),
+  Schema.TaggedStruct("tool.rate_limited", { ...common, retryAfterMillis: Schema.Number })
+])
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type Event = typeof EventSchema.Type
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export interface EventsShape {
+  readonly publish: (event: Event) => Effect.Effect<void>
+  /** A stream of the events published from now on; it ends when its scope closes. */
+  readonly subscribe: Effect.Effect<Stream.Stream<Event>, never, Scope.Scope>
+}
+
+/**
+ * @category services
+ * @since 0.1.0
+ */
+export class Events extends Context.Service<Events, EventsShape>()("ugent/agentese/Events") {}
+
+/**
+ * A hub on a sliding `PubSub`.
+ *
+ * **Example** (Subscribing)
+ * ```ts
+ * import { Events } from "@ugent/agentese"
+ * import { Effect, Fiber, Stream } from "effect"
+ * const program = Effect.gen(function* () {
+ *   const events = yield* Events.Events
+ *   const stream = yield* events.subscribe
+ *   const fiber = yield* Effect.forkChild(Stream.runCollect(Stream.take(stream, 1)))
+ *   yield* events.publish({ _tag: "tool.invoked", id: "1", path: "world.tools.file.read", observerId: "me", at: 0 })
+ *   return yield* Fiber.join(fiber)
+ * })
+ * const [first] = Effect.runSync(Effect.scoped(program).pipe(Effect.provide(Events.layer)))
+ * console.log(first?._tag)
+ * // => tool.invoked
+ * ```
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer: Layer.Layer<Events> = Layer.effect(
+  Events,
+  Effect.gen(function* () {
+    const hub = yield* Effect.acquireRelease(PubSub.sliding<Event>(4_096), PubSub.shutdown)
+    return Events.of({
+      publish: (event) => Effect.asVoid(PubSub.publish(hub, event)),
+      subscribe: Effect.map(PubSub.subscribe(hub), (subscription) => Stream.fromSubscription(subscription))
+    })
+  })
+)

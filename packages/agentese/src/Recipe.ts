@@ -1,0 +1,178 @@
+/**
+ * A `Recipe` is the policy of a room: which paths a caller may see and call
+ * (allow / deny patterns, deny wins), which need a human's approval, how many
+ * calls one model response may make, rate limits, and a minimum trust per
+ * path that raises a tool's level (never lowers it). It is JSON, validated by
+ * its schema. What `list` offers is computed by {@link decide}, the same check
+ * `invoke` enforces, so offer and permission never drift.
+ *
+ * @since 0.1.0
+ */
+
+import { readFile } from "node:fs/promises"
+import { Context, Effect, Layer, Schema } from "effect"
+import { matches } from "./Path.ts"
+
+const Level = Schema.Literals([0, 1, 2, 3])
+
+const Limits = Schema.Struct({
+  perMinute: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))),
+  perHour: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)))
+})
+
+/**
+ * The schema of a recipe.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
+export const RecipeSchema = Schema.Struct({
+  name: Schema.optionalKey(Schema.String),
+  /** Patterns of paths the caller may use; default `["*"]`. */
+  allow: Schema.optionalKey(Schema.Array(Schema.String)),
+  /** Patterns of paths the caller may not use; deny wins over allow. */
+  deny: Schema.optionalKey(Schema.Array(Schema.String)),
+  /** Patterns of paths every call of which waits for an approver. */
+  requireApproval: Schema.optionalKey(Schema.Array(Schema.String)),
+  /** How many calls one model response may make (EXECUTE lines, tool_call blocks, pipeline steps). */
+  maxCallsPerResponse: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))),
+  /** Rate limits of this caller, over all paths. */
+  rateLimits: Schema.optionalKey(Limits),
+  /** Rate limits per path pattern. */
+  toolRateLimits: Schema.optionalKey(Schema.Record(Schema.String, Limits)),
+  /** A minimum trust level per path pattern: raises the tool's own level, never lowers it. */
+  minTrust: Schema.optionalKey(Schema.Record(Schema.String, Level))
+}).annotate({ title: "Recipe", description: "The policy of a room: what a caller may see and call." })
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type Recipe = typeof RecipeSchema.Type
+
+/**
+ * The recipe that allows every path (still subject to trust).
+ *
+ * @category constants
+ * @since 0.1.0
+ */
+export const allowAll: Recipe = { name: "allow-all", allow: ["*"] }
+
+/**
+ * The recipe in force for the current caller, as a service.
+ *
+ * @category services
+ * @since 0.1.0
+ */
+export class CurrentRecipe extends Context.Service<CurrentRecipe, Recipe>()("ugent/agentese/Recipe") {}
+
+/**
+ * A layer providing a recipe.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (recipe: Recipe): Layer.Layer<CurrentRecipe> => Layer.succeed(CurrentRecipe, recipe)
+
+/**
+ * A recipe file did not load: unreadable, not JSON, or not a recipe.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class RecipeError extends Schema.TaggedError<RecipeError>()("RecipeError", {
+  file: Schema.String,
+  issue: Schema.String
+}) {
+  override get message(): string {
+    return `The recipe ${this.file} is not valid: ${this.issue}. A recipe is JSON such as {"allow": ["world.tools.file.*"], "deny": ["world.tools.file.write"]}.`
+  }
+}
+
+/**
+ * Decodes a recipe from unknown JSON.
+ *
+ * @category decoding
+ * @since 0.1.0
+ */
+export const decode = (json: unknown, file = "<recipe>"): Effect.Effect<Recipe, RecipeError> =>
+  Schema.decodeUnknownEffect(RecipeSchema)(json, { errors: "all", onExcessProperty: "error" }).pipe(
+    Effect.mapError((e) => new RecipeError({ file, issue: e.message.replace(/\s*\n\s*/g, " ") }))
+  )
+
+/**
+ * Loads a recipe from a JSON file.
+ *
+ * @category decoding
+ * @since 0.1.0
+ */
+export const load = (file: string): Effect.Effect<Recipe, RecipeError> =>
+  Effect.tryPromise({
+    try: async () => JSON.parse(await readFile(file, "utf8")) as unknown,
+    catch: (e) => new RecipeError({ file, issue: e instanceof Error ? e.message : String(e) })
+  }).pipe(Effect.flatMap((json) => decode(json, file)))
+
+/**
+ * What the recipe says of a path.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type Decision =
+  | {
+      readonly _tag: "Allowed"
+      /** The level the call needs: the tool's own, raised by `minTrust`. */
+      readonly requiredTrust: 0 | 1 | 2 | 3
+      readonly approval: boolean
+    }
+  | { readonly _tag: "Denied"; readonly reason: string }
+
+/**
+ * Decides whether a path may be used under a recipe, and at which level.
+ * `list` and `invoke` both call this.
+ *
+ * **Example** (Deny wins; minimum trust raises)
+ * ```ts
+ * import { Recipe } from "@ugent/agentese"
+ * const recipe = { allow: ["world.tools.*"], deny: ["world.tools.git.*"], minTrust: { "world.tools.file.*": 1 as const } }
+ * console.log(Recipe.decide(recipe, "world.tools.git.log", 0)._tag)
+ * // => Denied
+ * console.log(Recipe.decide(recipe, "world.tools.file.read", 0))
+ * // => { _tag: 'Allowed', requiredTrust: 1, approval: false }
+ * ```
+ *
+ * @category policy
+ * @since 0.1.0
+ */
+export const decide = (recipe: Recipe, path: string, toolTrust: 0 | 1 | 2 | 3): Decision => {
+  const deny = (recipe.deny ?? []).find((p) => matches(p, path))
+  if (deny !== undefined) return { _tag: "Denied", reason: `the recipe denies ${deny}` }
+  const allow = recipe.allow ?? ["*"]
+  if (!allow.some((p) => matches(p, path))) {
+    return { _tag: "Denied", reason: "the recipe does not allow this path" }
+  }
+  let requiredTrust = toolTrust
+  for (const [pattern, level] of Object.entries(recipe.minTrust ?? {})) {
+    if (matches(pattern, path) && level > requiredTrust) requiredTrust = level
+  }
+  const approval = (recipe.requireApproval ?? []).some((p) => matches(p, path))
+  return { _tag: "Allowed", requiredTrust, approval }
+}
+
+/**
+ * The limits that apply to a path under a recipe: the caller's own and those
+ * of the first pattern matching the path.
+ *
+ * @category policy
+ * @since 0.1.0
+ */
+export const limitsFor = (
+  recipe: Recipe,
+  path: string
+): {
+  readonly caller: { readonly perMinute?: number; readonly perHour?: number } | undefined
+  readonly tool: { readonly perMinute?: number; readonly perHour?: number } | undefined
+} => ({
+  caller: recipe.rateLimits,
+  tool: Object.entries(recipe.toolRateLimits ?? {}).find(([p]) => matches(p, path))?.[1]
+})
