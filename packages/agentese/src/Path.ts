@@ -110,7 +110,7 @@ const compile = (pattern: string): RegExp => {
   const source = segments
     .map((seg, i) => {
       if (seg === "*") return i === segments.length - 1 ? "[^.]+(?:\\.[^.]+)*" : "[^.]+"
-      return seg.split("*").map(escape).join("[^.]*")
+      return seg.split("*").map(escapeRegExp).join("[^.]*")
     })
     .join("\\.")
   const re = new RegExp(`^${source}$`)
@@ -118,4 +118,4 @@ const compile = (pattern: string): RegExp => {
   return re
 }
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
