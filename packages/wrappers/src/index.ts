@@ -8,6 +8,8 @@
  */
 
 /** @since 0.1.0 */
+export { Audited, type AuditedOptions } from "./Audited.ts"
+/** @since 0.1.0 */
 export * as AuditStore from "./AuditStore.ts"
 /** @since 0.1.0 */
 export { Cached, type CachedOptions, type CachedTool, isCached } from "./Cached.ts"

@@ -1,0 +1,175 @@
+/**
+ * `Audited` keeps a log of who called what: before each call it records a
+ * pending entry into the `AuditStore` (the observer, the tool's path, a
+ * summary of the input), and after it a second entry with the outcome
+ * (success or failure, the duration, the error's tag and message, a summary
+ * of the result and its estimated size in tokens, characters / 4).
+ *
+ * The entry before the call is written before the call runs: if it cannot be
+ * written the call does not run (fail closed, `StoreError`). The entry after
+ * the call cannot undo the call, so a failure to write it is logged and the
+ * result returned; the pending entry stays as the trace of a call whose end
+ * was not recorded.
+ *
+ * @since 0.1.0
+ */
+import { Observer, Tool, ToolError } from "@ugent/core"
+import { Cause, Clock, Effect, Exit, Option, Schema } from "effect"
+import { dual } from "effect/Function"
+import { AuditStore } from "./AuditStore.ts"
+import { canonicalJson } from "./internal/canonical.ts"
+import { jsonOf } from "./internal/jsonValue.ts"
+import { traceId } from "./internal/traceId.ts"
+import { StoreError } from "./StoreError.ts"
+
+/**
+ * The options of {@link Audited}.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface AuditedOptions<A = unknown, B = unknown> {
+  /** The path recorded (default: the tool's name). */
+  readonly path?: string | undefined
+  /** The input as recorded (default: its canonical JSON, cut to 200 characters). Leave secrets out here. */
+  readonly summarizeInput?: ((input: A) => string) | undefined
+  /** The result as recorded (default: its text, cut to 200 characters). */
+  readonly summarizeResult?: ((output: B) => string) | undefined
+  /** The observer id recorded when no `Observer` is in context (default `"anonymous"`). */
+  readonly anonymous?: string | undefined
+  /** When the entry before the call cannot be written: refuse the call (`"fail"`, default) or only log. */
+  readonly onStoreError?: "fail" | "log" | undefined
+}
+
+const cut = (s: string, max: number) => (s.length <= max ? s : `${s.slice(0, max - 1)}…`)
+
+/** The text a model would read of a value: itself if a string, else its JSON. */
+const textOf = (encoded: unknown): string =>
+  typeof encoded === "string" ? encoded : (canonicalJson(encoded) ?? JSON.stringify(jsonOf(encoded)))
+
+/**
+ * The estimated size in tokens of a text: characters / 4, rounded up.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
+export const estimateTokens = (text: string): number => Math.ceil(text.length / 4)
+
+// The wrapper itself; exported below with `estimateTokens` attached.
+const audited: {
+  <A = unknown, B = unknown>(
+    options?: AuditedOptions<A, B>
+  ): <A2 extends A, B2 extends B, E, R>(
+    self: Tool.Tool<A2, B2, E, R>
+  ) => Tool.Tool<A2, B2, E | StoreError, R | AuditStore>
+  <A, B, E, R>(
+    self: Tool.Tool<A, B, E, R>,
+    options?: AuditedOptions<A, B>
+  ): Tool.Tool<A, B, E | StoreError, R | AuditStore>
+} = dual(
+  (args) => Tool.isTool(args[0]),
+  <A, B, E, R>(
+    self: Tool.Tool<A, B, E, R>,
+    options?: AuditedOptions<A, B>
+  ): Tool.Tool<A, B, E | StoreError, R | AuditStore> => {
+    const path = options?.path ?? self.name
+    const anonymous = options?.anonymous ?? "anonymous"
+    const failClosed = (options?.onStoreError ?? "fail") === "fail"
+    const encodeInput = Schema.encodeUnknownOption(self.input)
+    const encodeOutput = Schema.encodeUnknownOption(self.output)
+    const summarizeInput =
+      options?.summarizeInput ??
+      ((a: A) => {
+        const encoded = encodeInput(a)
+        return cut(textOf(Option.isSome(encoded) ? encoded.value : a), 200)
+      })
+    const summarizeResult = options?.summarizeResult
+
+    return Tool.wrap(
+      self,
+      (run) => (a) =>
+        Effect.gen(function* () {
+          const store = yield* AuditStore
+          const observer = yield* Effect.serviceOption(Observer.Observer)
+          const callId = traceId()
+          const common = {
+            callId,
+            observerId: Option.isSome(observer) ? observer.value.id : anonymous,
+            path,
+            inputSummary: summarizeInput(a)
+          }
+          const before = store.record({
+            ...common,
+            id: `${callId}/before`,
+            phase: "before",
+            at: yield* Clock.currentTimeMillis,
+            status: "pending"
+          })
+          if (failClosed) yield* before
+          else yield* Effect.catch(before, (e) => Effect.logWarning(`Audited: could not record the call of ${path}`, e))
+
+          const startNanos = yield* Clock.currentTimeNanos
+          const after = (exit: Exit.Exit<B, E>) =>
+            Effect.gen(function* () {
+              const at = yield* Clock.currentTimeMillis
+              const durationMillis = Number((yield* Clock.currentTimeNanos) - startNanos) / 1e6
+              const outcome = Exit.isSuccess(exit)
+                ? (() => {
+                    const encoded = encodeOutput(exit.value)
+                    const text = textOf(Option.isSome(encoded) ? encoded.value : jsonOf(exit.value))
+                    return {
+                      status: "success" as const,
+                      resultSummary: summarizeResult === undefined ? cut(text, 200) : summarizeResult(exit.value),
+                      estimatedTokens: estimateTokens(text)
+                    }
+                  })()
+                : { status: "failure" as const, error: errorOf(exit.cause) }
+              yield* store
+                .record({ ...common, id: `${callId}/after`, phase: "after", at, durationMillis, ...outcome })
+                .pipe(
+                  Effect.catch((e) => Effect.logWarning(`Audited: could not record the end of a call of ${path}`, e))
+                )
+            })
+          return yield* Effect.onExit(run(a), after)
+        }),
+      { failure: Tool.failureWith(self, StoreError) }
+    )
+  }
+)
+
+const errorOf = <E>(cause: Cause.Cause<E>): { readonly tag: string; readonly message: string } => {
+  const error = Cause.findErrorOption(cause)
+  if (Option.isSome(error))
+    return { tag: ToolError.toJson(error.value)._tag, message: ToolError.messageOf(error.value) }
+  if (Cause.hasInterruptsOnly(cause))
+    return { tag: "Interrupted", message: "The call was interrupted before it finished." }
+  return { tag: "Defect", message: cut(Cause.pretty(cause), 500) }
+}
+
+/**
+ * Audits a tool (see the module documentation): a pending entry before each
+ * call, an entry with the outcome after it, into the `AuditStore` in
+ * context. Dual. At hand: `Audited.estimateTokens`.
+ *
+ * **Example** (Two entries per call)
+ * ```ts
+ * import { Observer, Tool } from "@ugent/core"
+ * import { Audited, AuditStore } from "@ugent/wrappers"
+ * import { Effect, Layer, Schema } from "effect"
+ * const upper = Tool.fromFunction({ name: "text.upper", input: Schema.String, output: Schema.String, f: (s: string) => s.toUpperCase() })
+ * const program = Effect.gen(function* () {
+ *   yield* Audited(upper).run("hello")
+ *   const entries = yield* (yield* AuditStore.AuditStore).list({ limit: 10 })
+ *   return entries.map((e) => [e.phase, e.observerId, e.status, e.inputSummary, e.resultSummary, e.estimatedTokens])
+ * })
+ * const env = Layer.merge(AuditStore.layerMemory(), Observer.layer({ id: "agent-1", trust: 0 }))
+ * console.log(Effect.runSync(program.pipe(Effect.provide(env))))
+ * // => [ [ 'after', 'agent-1', 'success', 'hello', 'HELLO', 2 ], [ 'before', 'agent-1', 'pending', 'hello', undefined, undefined ] ]
+ * ```
+ *
+ * @category wrappers
+ * @since 0.1.0
+ */
+export const Audited: typeof audited & { readonly estimateTokens: typeof estimateTokens } = Object.assign(audited, {
+  estimateTokens
+})
