@@ -16,4 +16,6 @@ export * as Read from "./file/Read.ts"
 /** @since 0.1.0 */
 export * as Write from "./file/Write.ts"
 /** @since 0.1.0 */
+export * as Grep from "./search/Grep.ts"
+/** @since 0.1.0 */
 export * as Workspace from "./Workspace.ts"

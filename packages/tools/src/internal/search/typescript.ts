@@ -1,0 +1,125 @@
+/**
+ * The TypeScript backend: the walk of `walk.ts` and the line search of
+ * `scan.ts`, pulled one result at a time, so a search that has its results
+ * stops walking and reading. Each file is opened with `O_NOFOLLOW` and the
+ * opened descriptor is checked to be the regular file the walk named (its
+ * real path read back from `/proc/self/fd` on Linux, device and inode
+ * elsewhere): a file swapped for a link during the search is skipped, never
+ * read.
+ *
+ * @internal
+ */
+import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync } from "node:fs"
+import { Effect, Stream } from "effect"
+import { InvalidGlob } from "./errors.ts"
+import { GlobSyntax, overrides, typeFilter } from "./glob.ts"
+import type { Backend, Event, Query } from "./query.ts"
+import { contentMatches, countMatches, type ScanSettings } from "./scan.ts"
+import { type WalkedFile, walk } from "./walk.ts"
+
+const readFlags = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW
+
+/** Opens a walked file and checks the descriptor; `undefined` if it is not that regular file any more. */
+const openChecked = (file: WalkedFile, procFd: boolean): { readonly fd: number; readonly size: number } | undefined => {
+  let fd: number
+  try {
+    fd = openSync(file.path, readFlags)
+  } catch {
+    return undefined
+  }
+  try {
+    const st = fstatSync(fd)
+    const same = procFd
+      ? readlinkSync(`/proc/self/fd/${fd}`) === file.path
+      : (() => {
+          const now = lstatSync(file.path)
+          return now.dev === st.dev && now.ino === st.ino
+        })()
+    if (st.isFile() && same) return { fd, size: st.size }
+  } catch {
+    // Unreadable or gone: skipped, as ripgrep skips it.
+  }
+  closeSync(fd)
+  return undefined
+}
+
+type Step = Event | { readonly _tag: "Tick" }
+
+function* run(query: Query, files: Iterable<WalkedFile>): Generator<Step> {
+  const settings: ScanSettings = {
+    pattern: query.pattern,
+    before: query.before,
+    after: query.after,
+    lineLength: query.lineLength
+  }
+  let searched = 0
+  let emitted = 0
+  for (const file of files) {
+    const opened = openChecked(file, query.procFd)
+    if (opened === undefined) continue
+    searched++
+    try {
+      if (query.mode === "content") {
+        for (const match of contentMatches(opened.fd, opened.size, settings)) {
+          if (emitted === query.limit) {
+            yield { _tag: "End", filesSearched: searched, truncated: true }
+            return
+          }
+          emitted++
+          yield { _tag: "Match", path: file.relative, match }
+        }
+      } else {
+        const count = countMatches(opened.fd, opened.size, query.pattern, query.mode === "files")
+        if (count > 0) {
+          if (emitted === query.limit) {
+            yield { _tag: "End", filesSearched: searched, truncated: true }
+            return
+          }
+          emitted++
+          yield query.mode === "files"
+            ? { _tag: "File", path: file.relative }
+            : { _tag: "Count", path: file.relative, count }
+        }
+      }
+    } catch {
+      // A read error mid-file (the file shrank, an I/O error): the file is skipped, as ripgrep skips it.
+    } finally {
+      closeSync(opened.fd)
+    }
+    // A step per file lets the consumer interrupt a long walk between files.
+    yield { _tag: "Tick" }
+  }
+  yield { _tag: "End", filesSearched: searched, truncated: false }
+}
+
+/** The TypeScript backend. */
+export const typescript: Backend = {
+  name: "typescript",
+  search: (query) =>
+    Stream.unwrap(
+      Effect.gen(function* () {
+        const globs = query.glob === undefined ? [] : [query.glob]
+        const compiled = yield* Effect.try({
+          try: () => overrides(globs),
+          catch: (e) =>
+            new InvalidGlob({ glob: query.glob ?? "", detail: e instanceof GlobSyntax ? e.message : String(e) })
+        })
+        const files: Iterable<WalkedFile> =
+          query.base.kind === "file"
+            ? [{ relative: query.base.relative, path: `${query.root}/${query.base.relative}` }]
+            : walk({
+                root: query.root,
+                base: query.base.relative,
+                excluded: query.excluded,
+                overrides: compiled,
+                types: query.typeGlobs === undefined ? undefined : typeFilter(query.typeGlobs)
+              })
+        const steps = run(query, files)
+        return Stream.fromIteratorSucceed(steps, 1).pipe(
+          Stream.filter((step): step is Event => step._tag !== "Tick"),
+          // The generator's `finally` closes an open file when the consumer stops early.
+          Stream.ensuring(Effect.sync(() => steps.return(undefined)))
+        )
+      })
+    )
+}
