@@ -61,12 +61,11 @@ export interface Node {
  * @category constructors
  * @since 0.1.0
  */
-export const make = <R>(
+export const make = <const T extends Readonly<Record<string, Tool.Any>>>(
   prefix: string,
-  // biome-ignore lint/suspicious/noExplicitAny: inputs are contravariant; the registry erases them at the boundary
-  tools: Readonly<Record<string, Tool.Tool<any, unknown, unknown, R>>>
-): Effect.Effect<Node, never, Exclude<R, Trust.Capability>> =>
-  Effect.map(Effect.context<Exclude<R, Trust.Capability>>(), (captured) => ({
+  tools: T
+): Effect.Effect<Node, never, Exclude<Tool.Requirements<T[keyof T]>, Trust.Capability>> =>
+  Effect.map(Effect.context<Exclude<Tool.Requirements<T[keyof T]>, Trust.Capability>>(), (captured) => ({
     prefix,
     entries: Object.entries(tools).map(([name, tool]) => {
       const path = `${prefix}.${name}`
@@ -76,8 +75,9 @@ export const make = <R>(
         (run) => (a) =>
           Effect.updateContext(
             run(a),
-            // The captured context holds every service of R but the capabilities, which the call brings.
-            (outer: Context.Context<Trust.Capability>) => Context.merge(captured, outer) as Context.Context<R>
+            // The captured context holds every service the tools need but the capabilities, which the call
+            // brings; the record erased each tool's own R, so the merged context is typed as the erased R.
+            (outer: Context.Context<Trust.Capability>) => Context.merge(captured, outer) as Context.Context<unknown>
           )
       )
       return { path, node: prefix, tool: closed as Closed }

@@ -10,7 +10,11 @@
 /** @since 0.1.0 */
 export * as Events from "./Events.ts"
 /** @since 0.1.0 */
+export * as Invoke from "./Invoke.ts"
+/** @since 0.1.0 */
 export * as Node from "./Node.ts"
+/** @since 0.1.0 */
+export * as Nodes from "./Nodes.ts"
 /** @since 0.1.0 */
 export * as Parse from "./Parse.ts"
 /** @since 0.1.0 */
@@ -19,3 +23,5 @@ export * as Path from "./Path.ts"
 export * as Recipe from "./Recipe.ts"
 /** @since 0.1.0 */
 export * as Registry from "./Registry.ts"
+/** @since 0.1.0 */
+export * as Server from "./Server.ts"

@@ -1,0 +1,33 @@
+/**
+ * The built-in nodes: `world.tools` (the file, search and git tools of
+ * `@ugent/tools`, behind the workspace jail).
+ *
+ * | path | tool | trust |
+ * |---|---|---|
+ * | `world.tools.file.read` | read a text file, with a read proof | L0 |
+ * | `world.tools.file.write` | create or overwrite a file (a proof to overwrite) | L1 (L2 outside the writable globs) |
+ * | `world.tools.file.edit` | exact replacements, with a proof | L1 (L2 outside the writable globs) |
+ * | `world.tools.file.list` | one directory level | L0 |
+ * | `world.tools.file.glob` | files matching a pattern | L0 |
+ * | `world.tools.search.grep` | ripgrep-style search | L0 |
+ *
+ * @since 0.1.0
+ */
+import { Edit, Glob, Grep, List, Read, type Workspace, Write } from "@ugent/tools"
+import type { Effect } from "effect"
+import * as Node from "./Node.ts"
+
+/**
+ * The `world.tools` node. Needs the `Workspace` (and what the tools need).
+ *
+ * @category nodes
+ * @since 0.1.0
+ */
+export const worldTools: Effect.Effect<Node.Node, never, Workspace.Workspace> = Node.make("world.tools", {
+  "file.read": Read.read,
+  "file.write": Write.write,
+  "file.edit": Edit.edit,
+  "file.list": List.list,
+  "file.glob": Glob.glob,
+  "search.grep": Grep.grep
+})
