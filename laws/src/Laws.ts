@@ -11,7 +11,10 @@
  */
 import { Effect, type Layer } from "effect"
 import { describe, it } from "vitest"
+import * as ArrowTests from "./ArrowTests.ts"
+import * as CategoryTests from "./CategoryTests.ts"
 import * as CausalTests from "./CausalTests.ts"
+import * as CombinatorTests from "./CombinatorTests.ts"
 import type * as Observation from "./Observation.ts"
 import * as Report from "./Report.ts"
 import * as RuleSet from "./RuleSet.ts"
@@ -87,6 +90,76 @@ export const checkAll = (name: string, ruleSet: RuleSet.RuleSet, options?: Check
 export class LawFailed extends Error {
   override readonly name = "LawFailed"
 }
+
+/**
+ * The options of the algebraic entry points: what to check (the tool, its
+ * inputs, the instance) and how (seed, runs, equality, services).
+ * `provide` is required when the tool needs services of its own.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type AlgebraOptions<A, B, E, R> = CategoryTests.Options<A, B, E, R> &
+  Omit<CheckOptions, "provide"> &
+  ProvideFor<R>
+
+/**
+ * Checks the category laws of a tool (or, without a tool, of the instance
+ * over generated tools of `input`): identity returns its input, left and
+ * right identity, composition runs `f` then `g`, associativity, pipeline is a
+ * fold. Registers `describe(name)` with one test per law.
+ *
+ * Programmatically: `RuleSet.check(name, CategoryTests.category(options), options)`.
+ *
+ * **Example** (The programmatic twin)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { CategoryTests, Report, RuleSet } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const upper = Tool.fromFunction({ name: "upper", input: Schema.String, output: Schema.String, f: (s: string) => s.toUpperCase() })
+ * const reports = await Effect.runPromise(RuleSet.check("upper", CategoryTests.category({ tool: upper }), { seed: 8, runs: 25 }))
+ * console.log(reports.every(Report.isPassed))
+ * // => true
+ * ```
+ *
+ * @category registration
+ * @since 0.1.0
+ */
+export const category = <A, B, E, R>(name: string, options: AlgebraOptions<A, B, E, R>): void =>
+  checkAll(name, CategoryTests.category(options), options)
+
+/**
+ * Checks the arrow laws (and, inherited, the category laws) of a tool or of
+ * the instance. Registers `describe(name)` with one test per law.
+ *
+ * Programmatically: `RuleSet.check(name, ArrowTests.arrow(options), options)`.
+ *
+ * **Example** (The programmatic twin, over generated tools)
+ * ```ts
+ * import { ArrowTests, Report, RuleSet } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const reports = await Effect.runPromise(RuleSet.check("Tool", ArrowTests.arrow({ input: Schema.String }), { seed: 8, runs: 25 }))
+ * console.log(reports.filter((r) => r.ruleSet === "arrow").length, reports.every(Report.isPassed))
+ * // => 12 true
+ * ```
+ *
+ * @category registration
+ * @since 0.1.0
+ */
+export const arrow = <A, B, E, R>(name: string, options: AlgebraOptions<A, B, E, R>): void =>
+  checkAll(name, ArrowTests.arrow(options), options)
+
+/**
+ * Checks the combinator laws (`all`, `orElse`, `choice`) and, inherited, the
+ * arrow and category laws. Registers `describe(name)` with one test per law.
+ *
+ * Programmatically: `RuleSet.check(name, CombinatorTests.combinators(options), options)`.
+ *
+ * @category registration
+ * @since 0.1.0
+ */
+export const combinators = <A, B, E, R>(name: string, options: AlgebraOptions<A, B, E, R>): void =>
+  checkAll(name, CombinatorTests.combinators(options), options)
 
 /**
  * Checks a wrapper: transparency over generated tools (pure, effectful,

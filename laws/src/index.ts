@@ -10,11 +10,25 @@
  */
 
 /** @since 0.1.0 */
+export * as ArrowLaws from "./ArrowLaws.ts"
+/** @since 0.1.0 */
+export * as ArrowTests from "./ArrowTests.ts"
+/** @since 0.1.0 */
+export * as CategoryLaws from "./CategoryLaws.ts"
+/** @since 0.1.0 */
+export * as CategoryTests from "./CategoryTests.ts"
+/** @since 0.1.0 */
 export * as CausalLaws from "./CausalLaws.ts"
 /** @since 0.1.0 */
 export * as CausalTests from "./CausalTests.ts"
 /** @since 0.1.0 */
+export * as CombinatorLaws from "./CombinatorLaws.ts"
+/** @since 0.1.0 */
+export * as CombinatorTests from "./CombinatorTests.ts"
+/** @since 0.1.0 */
 export * as EffectLog from "./EffectLog.ts"
+/** @since 0.1.0 */
+export * as Instance from "./Instance.ts"
 /** @since 0.1.0 */
 export * as Law from "./Law.ts"
 /** @since 0.1.0 */
