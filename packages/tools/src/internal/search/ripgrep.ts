@@ -146,7 +146,7 @@ class OutputParser {
     while (i < rest.length && rest[i]! >= 48 && rest[i]! <= 57) i++
     const line = Number(decoder.decode(rest.subarray(0, i)))
     const kind = rest[i]
-    const text = displayLine(decoder.decode(rest.subarray(i + 1)), this.q.lineLength)
+    const text = displayLine(rest.subarray(i + 1), this.q.lineLength)
     if (relative !== this.file) {
       this.flushPending(out)
       if (this.stoppedAt !== undefined) return

@@ -7,7 +7,8 @@
  *   context lines around it, each line once), and the first emitted line
  *   that holds a NUL byte stops the file; what was emitted before stays in
  *   content mode, while in count and files mode the file is dropped;
- * - a file starting with a UTF-16 byte order mark is decoded to UTF-8 first.
+ * - a file starting with a UTF-16 byte order mark is decoded to UTF-8 first,
+ *   and a UTF-8 byte order mark is dropped.
  *
  * The file is read in chunks (1 MiB), so a search that stops early stops
  * reading, and memory is bounded by the chunk and the longest line. Lines
@@ -47,8 +48,13 @@ const binaryWindow = 65536
 const chunkSize = 1 << 20
 const NL = 10
 
-/** A line as results show it: without its `\r`, cut at `max` characters (never inside a surrogate pair). */
-export const displayLine = (text: string, max: number): string => {
+/**
+ * A line as results show it: decoded as UTF-8 (an invalid sequence becomes
+ * U+FFFD), without its `\r`, cut at `max` characters (never inside a
+ * surrogate pair). Both backends show lines through this one function.
+ */
+export const displayLine = (bytes: Uint8Array, max: number): string => {
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8")
   const t = text.endsWith("\r") ? text.slice(0, -1) : text
   if (t.length <= max) return t
   let cut = max
@@ -114,7 +120,10 @@ const open = (fd: number, size: number): Source | undefined => {
     const utf8 = new Source(undefined, 0, Buffer.from(text, "utf8"))
     return utf8.buf.subarray(0, Math.min(utf8.len, binaryWindow)).includes(0) ? undefined : utf8
   }
-  return b.subarray(0, Math.min(src.len, binaryWindow)).includes(0) ? undefined : src
+  if (b.subarray(0, Math.min(src.len, binaryWindow)).includes(0)) return undefined
+  // A UTF-8 byte order mark is dropped too (ripgrep decodes such a file rather than mapping it).
+  if (src.len >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) src.compact(3)
+  return src
 }
 
 const countNewlines = (buf: Buffer, from: number, to: number): number => {
@@ -197,7 +206,7 @@ export function* contentMatches(fd: number, size: number, s: ScanSettings): Gene
   const src = open(fd, size)
   if (src === undefined) return
   const find = matcher(s.pattern)
-  const text = (a: number, b: number) => displayLine(src.buf.toString("utf8", a, b), s.lineLength)
+  const text = (a: number, b: number) => displayLine(src.buf.subarray(a, b), s.lineLength)
   const lineEndAt = (a: number, end: number) => {
     const nl = src.buf.subarray(0, end).indexOf(NL, a)
     return nl === -1 ? end : nl
