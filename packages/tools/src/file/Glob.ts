@@ -238,9 +238,17 @@ export const glob = Tool.make({
       const prefix = base.relative === "." ? "" : `${base.relative}/`
       const matches: Array<Match> = []
       for (const entry of entries) {
-        const relative = path.posix.normalize(prefix + entry.path)
-        // Defence in depth: whatever the pattern expanded to, nothing outside the root is returned.
-        if (relative.startsWith("../") || relative === ".." || path.isAbsolute(relative)) continue
+        // fast-glob gives normalized paths relative to `cwd`. Defence in depth: whatever the pattern expanded
+        // to, nothing that climbs out or is absolute is returned.
+        const relative = prefix + entry.path
+        if (
+          entry.path.startsWith("../") ||
+          entry.path === ".." ||
+          entry.path.includes("/../") ||
+          path.isAbsolute(entry.path)
+        ) {
+          continue
+        }
         if (ws.blockedBy(relative) !== undefined) continue
         if (entry.dirent.isFile()) {
           matches.push({ relative, size: entry.stats?.size ?? 0, mtimeMs: entry.stats?.mtimeMs ?? 0 })

@@ -9,7 +9,7 @@
  */
 import { ReadProof, Tool, ToolError } from "@ugent/core"
 import { Context, Effect, Layer, Schema } from "effect"
-import { countLines, lineEndings, window } from "../internal/workspace/text.ts"
+import { numbered, readLines } from "../internal/workspace/text.ts"
 import * as Workspace from "../Workspace.ts"
 
 /**
@@ -177,14 +177,13 @@ export const read = Tool.make({
       const limits = yield* Limits
       const ws = yield* Workspace.Workspace
       const file = yield* ws.readFile(path, { maxBytes: limits.maxBytes, text: true })
-      const raw = Buffer.from(file.bytes.buffer, file.bytes.byteOffset, file.bytes.byteLength).toString("utf8")
-      const bom = raw.charCodeAt(0) === 0xfeff
-      const text = bom ? raw.slice(1) : raw
-      const totalLines = countLines(text)
+      const bom = file.bytes[0] === 0xef && file.bytes[1] === 0xbb && file.bytes[2] === 0xbf
+      const from = bom ? 3 : 0
       const startLine = offset ?? 1
-      const shown = window(text, startLine, limit ?? limits.lines, limits.lineLength)
+      const shown = readLines(file.bytes, from, startLine, limit ?? limits.lines, limits.lineLength)
+      const { totalLines, lineEndings } = shown
       const endLine = startLine + shown.lines.length - 1
-      const content = shown.lines.map((line, i) => `${startLine + i}\t${line}`).join("\n")
+      const content = numbered(shown.lines, startLine)
       const whole = startLine === 1 && endLine === totalLines && shown.cut === 0
       const proof = yield* ReadProof.issue({
         path: file.path.real,
@@ -211,7 +210,7 @@ export const read = Tool.make({
           size: file.size,
           modified: new Date(file.mtimeMs).toISOString(),
           encoding: bom ? ("utf-8-bom" as const) : ("utf-8" as const),
-          lineEndings: lineEndings(text)
+          lineEndings
         },
         proof
       }

@@ -47,11 +47,26 @@ const matcher = (patterns: ReadonlyArray<string>, nocase: boolean) => {
   )
   const anySegment = union(segmentRules, nocase)
   const anyPath = union(pathRules, nocase)
+  // Directory names repeat across the paths of a walk: remember each segment's verdict (bounded).
+  const seen = new Map<string, string | null>()
+  const segmentRule = (segment: string): string | undefined => {
+    const known = seen.get(segment)
+    if (known !== undefined) return known ?? undefined
+    const rule = anySegment?.test(segment) ? segmentRules.find((r) => r.re.test(segment))?.pattern : undefined
+    if (seen.size >= 4096) seen.clear()
+    seen.set(segment, rule ?? null)
+    return rule
+  }
   return (relative: string): string | undefined => {
     if (relative === "." || relative === "") return undefined
     if (anySegment !== undefined) {
-      for (const segment of relative.split("/")) {
-        if (anySegment.test(segment)) return segmentRules.find((r) => r.re.test(segment))?.pattern
+      let start = 0
+      while (start <= relative.length) {
+        const slash = relative.indexOf("/", start)
+        const end = slash === -1 ? relative.length : slash
+        const rule = segmentRule(relative.slice(start, end))
+        if (rule !== undefined) return rule
+        start = end + 1
       }
     }
     if (anyPath?.test(relative)) return pathRules.find((r) => r.re.test(relative))?.pattern
