@@ -54,7 +54,13 @@ export interface Options {
  * @category models
  * @since 0.1.0
  */
-export type Services = Invoke.Invoker | Observer.Observer | Recipe.CurrentRecipe | Events.Events | Registry.Registry
+export type Services =
+  | Invoke.Invoker
+  | Observer.Observer
+  | Recipe.CurrentRecipe
+  | Events.Events
+  | Registry.Registry
+  | Stores.Stores
 
 const storesLayer = (options: Options) => {
   const stores = options.stores ?? "sqlite"
@@ -102,8 +108,8 @@ export const layer = (options: Options) => {
   })
   const registry = Registry.layer([Nodes.worldTools]).pipe(Layer.provide(workspace))
   const road = Invoke.layer({ timeout: options.timeout }).pipe(
-    Layer.provide(Layer.mergeAll(storesLayer(options), limiterLayers(options))),
-    Layer.provideMerge(Layer.mergeAll(registry, Events.layer))
+    Layer.provide(limiterLayers(options)),
+    Layer.provideMerge(Layer.mergeAll(registry, Events.layer, storesLayer(options)))
   )
   const caller = Layer.mergeAll(
     Observer.layer({ id: options.observerId ?? "local", trust: options.trust ?? 0, session: options.session }),

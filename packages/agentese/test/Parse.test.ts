@@ -1,0 +1,139 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Parse } from "@ugent/agentese"
+
+const right = (r: ReturnType<typeof Parse.execute>) => {
+  if (r._tag === "Left") throw new Error(r.left.message)
+  return r.right
+}
+const left = (r: ReturnType<typeof Parse.execute>) => {
+  if (r._tag === "Right") throw new Error(`parsed: ${JSON.stringify(r.right)}`)
+  return r.left
+}
+
+describe("Parse", () => {
+  describe("EXECUTE lines", () => {
+    it("types values: numbers stay numbers, booleans, null, JSON, quoted strings", () => {
+      const inv = right(
+        Parse.execute(
+          `EXECUTE: world.tools.x.y --n=42 --f=-1.5e3 --t=true --no=false --z=null --s=hello --q="42" --sq='a "b"' --o={"a": [1, "} x"]} --arr=[1,2] --flag`
+        )
+      )
+      assert.deepStrictEqual(inv.steps[0]!.args, {
+        n: 42,
+        f: -1500,
+        t: true,
+        no: false,
+        z: null,
+        s: "hello",
+        q: "42",
+        sq: 'a "b"',
+        o: { a: [1, "} x"] },
+        arr: [1, 2],
+        flag: true
+      })
+    })
+
+    it("keeps leading zeros and odd numerics as strings", () => {
+      assert.deepStrictEqual(right(Parse.execute("EXECUTE: a.b --id=007 --v=1.2.3 --h=0x10")).steps[0]!.args, {
+        id: "007",
+        v: "1.2.3",
+        h: "0x10"
+      })
+    })
+
+    it("respects quotes with spaces and escapes", () => {
+      assert.deepStrictEqual(
+        right(Parse.execute(`EXECUTE: a.b --text="two words\\n and \\"quotes\\""`)).steps[0]!.args,
+        {
+          text: 'two words\n and "quotes"'
+        }
+      )
+    })
+
+    it("accepts provider-safe names", () => {
+      assert.strictEqual(
+        right(Parse.execute("EXECUTE: world_tools_file_read --path=a")).steps[0]!.path,
+        "world.tools.file.read"
+      )
+    })
+
+    it("errors tell a model what a correct call looks like", () => {
+      const cases = [
+        "EXECUTE: world.tools.file.read path=x",
+        "EXECUTE: Read the file",
+        'EXECUTE: world.tools.file.read --path="unclosed',
+        'EXECUTE: world.tools.file.read --o={"a":',
+        "EXECUTE: world.tools.file.read --o={nope}",
+        "EXECUTE: world.tools.file.read --a=1 --a=2",
+        "EXECUTE:"
+      ]
+      for (const c of cases) {
+        const e = left(Parse.execute(c))
+        assert.strictEqual(e._tag, "ParseError")
+        assert.match(e.message, /A correct call looks like: /, c)
+      }
+    })
+  })
+
+  describe("pipelines", () => {
+    it("splits on >> outside quotes and JSON", () => {
+      const inv = right(
+        Parse.pipeline(`world.tools.file.glob --pattern="a >> b" >> world.tools.text.count --o={"x":">>"}`)
+      )
+      assert.strictEqual(inv.source, "pipeline")
+      assert.deepStrictEqual(
+        inv.steps.map((s) => s.path),
+        ["world.tools.file.glob", "world.tools.text.count"]
+      )
+      assert.deepStrictEqual(inv.steps[0]!.args, { pattern: "a >> b" })
+      assert.deepStrictEqual(inv.steps[1]!.args, { o: { x: ">>" } })
+    })
+
+    it("an empty step is an error", () => {
+      assert.match(left(Parse.pipeline("a.b >> >> c.d")).message, /empty/)
+      assert.match(left(Parse.pipeline("a.b >>")).message, /empty/)
+    })
+  })
+
+  describe("tool_call blocks", () => {
+    it("reads tool/params and name/arguments", () => {
+      assert.deepStrictEqual(
+        right(Parse.toolCall('{"tool": "world.tools.file.read", "params": {"path": "a"}}')).steps,
+        [{ path: "world.tools.file.read", args: { path: "a" } }]
+      )
+      assert.deepStrictEqual(
+        right(Parse.toolCall('{"name": "world_tools_git_log", "arguments": {"limit": 3}}')).steps,
+        [{ path: "world.tools.git.log", args: { limit: 3 } }]
+      )
+    })
+
+    it("errors: not JSON, not an object, no tool, params not an object", () => {
+      for (const c of ["{", "[1]", '{"params": {}}', '{"tool": "a.b", "params": [1]}', '{"tool": "Not A Path"}']) {
+        assert.match(left(Parse.toolCall(c)).message, /A correct call looks like: <tool_call>/, c)
+      }
+    })
+  })
+
+  describe("responses", () => {
+    it("finds every call in order, and every broken one", () => {
+      const text = [
+        "I will look first.",
+        '<tool_call>{"tool": "world.tools.file.glob", "params": {"pattern": "*.md"}}</tool_call>',
+        "EXECUTE: world.tools.file.read --path=README.md",
+        "EXECUTE: nonsense here",
+        "<tool_call>{broken}</tool_call>",
+        'and an unclosed <tool_call>{"tool": "a.b"'
+      ].join("\n")
+      const r = Parse.response(text)
+      assert.deepStrictEqual(
+        r.invocations.map((i) => i.steps[0]!.path),
+        ["world.tools.file.glob", "world.tools.file.read"]
+      )
+      assert.strictEqual(r.errors.length, 3)
+    })
+
+    it("ignores prose that mentions EXECUTE in the middle of a line", () => {
+      assert.strictEqual(Parse.response("You could EXECUTE: something").invocations.length, 0)
+    })
+  })
+})
