@@ -8,6 +8,12 @@
  * blocked names never appear. Symbolic links are not descended into; a link
  * to a regular file inside the workspace is listed, any other link is not.
  *
+ * What remains: fast-glob walks by path, so a directory swapped for a link
+ * to elsewhere between being seen and being read would have that elsewhere's
+ * names listed under its own path (names only: every content read goes through
+ * the jail, which refuses it). Checking each result's real path would close
+ * this at the cost of a `realpath` per file.
+ *
  * @since 0.1.0
  */
 import * as fsp from "node:fs/promises"

@@ -188,6 +188,28 @@ describe("Workspace", () => {
   describe("writeFile", () => {
     const enc = (s: string) => new TextEncoder().encode(s)
 
+    it.effect("threat 12: a FIFO, a socket or a directory is never written", () =>
+      withWorkspace((fx) =>
+        Effect.gen(function* () {
+          execFileSync("mkfifo", [fx.at("pipe")])
+          fx.dir("dir")
+          for (const [p, kind] of [
+            ["pipe", "fifo"],
+            ["dir", "directory"]
+          ] as const) {
+            const e = yield* Effect.flip(Workspace.writeFile(p, enc("x"), { mode: "replace", expectedHash: "" }))
+            assert.strictEqual(e._tag, "NotAFile", p)
+            assert.strictEqual((e as Workspace.NotAFile).kind, kind, p)
+          }
+          const ws = yield* Workspace.Workspace
+          // A FIFO slipped in after the check: the hash check opens it with O_NONBLOCK and refuses it by fstat.
+          const checked: Workspace.ResolvedPath = { input: "pipe", real: fx.at("pipe"), relative: "pipe", kind: "file" }
+          const late = yield* Effect.flip(ws.writeFile(checked, enc("x"), { mode: "replace", expectedHash: "" }))
+          assert.strictEqual(late._tag, "NotAFile")
+        })
+      )
+    )
+
     it.effect("creates missing parent directories inside the root", () =>
       withWorkspace((fx) =>
         Effect.gen(function* () {
