@@ -13,15 +13,15 @@ const shown = (s: string): string =>
 
 /**
  * The pattern cannot be searched for: it holds a NUL byte, it is not a valid
- * regular expression (with the engine's own message), or it could only
- * match a line break.
+ * regular expression (with the engine's own message), it could only match
+ * a line break, or it compiles to more than the engine allows.
  *
  * @category errors
  * @since 0.1.0
  */
 export class InvalidPattern extends Schema.TaggedError<InvalidPattern>()("InvalidPattern", {
   pattern: Schema.String,
-  reason: Schema.Literals(["nul-byte", "syntax", "newline"]),
+  reason: Schema.Literals(["nul-byte", "syntax", "newline", "too-large"]),
   engine: Schema.Literals(["re2js", "ripgrep"]),
   detail: Schema.String
 }) {
@@ -29,6 +29,9 @@ export class InvalidPattern extends Schema.TaggedError<InvalidPattern>()("Invali
     const p = JSON.stringify(shown(this.pattern))
     if (this.reason === "nul-byte") {
       return `The pattern ${p} contains a NUL byte, which no line of text can hold. Remove it and call again.`
+    }
+    if (this.reason === "too-large") {
+      return `The pattern ${p} is too large for ${this.engine} (${this.detail.trim()}). Use smaller repetition counts or a shorter pattern.`
     }
     if (this.reason === "newline") {
       return `The pattern ${p} can only match a line break, but search.grep matches within one line at a time. Search for the text of a single line instead.`

@@ -17,7 +17,7 @@ import { RE2JS } from "re2js"
 
 /** Why a pattern cannot be used. */
 export interface PatternProblem {
-  readonly reason: "nul-byte" | "syntax" | "newline"
+  readonly reason: "nul-byte" | "syntax" | "newline" | "too-large"
   readonly detail: string
 }
 
@@ -375,6 +375,14 @@ const requiredRuns = (tokens: ReadonlyArray<Token>, ci0: boolean): ReadonlyArray
   return runs
 }
 
+/**
+ * The largest compiled program accepted. Matching is linear in the line
+ * length, but its constant grows with the program (`a{1000}` repeated a
+ * thousand times would cost a million steps per byte), so size is bounded
+ * as ripgrep bounds it.
+ */
+export const maxProgramSize = 5000
+
 const problem = (reason: PatternProblem["reason"], detail: string): PatternProblem => ({ reason, detail })
 
 /**
@@ -395,6 +403,15 @@ export const compile = (
     regex = RE2JS.compile(source, caseSensitive ? 0 : RE2JS.CASE_INSENSITIVE)
   } catch (e) {
     return { ok: false, problem: problem("syntax", e instanceof Error ? e.message : String(e)) }
+  }
+  if (regex.programSize() > maxProgramSize) {
+    return {
+      ok: false,
+      problem: problem(
+        "too-large",
+        `the compiled program has ${regex.programSize()} instructions, over the limit of ${maxProgramSize}`
+      )
+    }
   }
   let tokens: ReadonlyArray<Token>
   try {

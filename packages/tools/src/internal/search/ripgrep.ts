@@ -247,6 +247,14 @@ const collectStderr = (stderr: Stream.Stream<Uint8Array, unknown>) =>
 
 /** The typed error for what rg said on stderr when it exited with status 2. */
 const errorFromStderr = (q: Query, stderr: string): GrepError => {
+  if (/size limit/i.test(stderr)) {
+    return new InvalidPattern({
+      pattern: q.pattern.source,
+      reason: "too-large",
+      engine: "ripgrep",
+      detail: stderr.trim()
+    })
+  }
   if (/regex parse error|the literal .* is not allowed|error parsing regex|regex.*too (big|large)/i.test(stderr)) {
     return new InvalidPattern({ pattern: q.pattern.source, reason: "syntax", engine: "ripgrep", detail: stderr.trim() })
   }
