@@ -18,4 +18,15 @@ describe("examples", () => {
     expect(stdout).toContain('"_tag": "TrustDenied"')
     expect(stdout).toContain('"saved": "10 words, longest \\"functions\\""')
   })
+
+  it("quickstart act 2: proofs, the forbidden list and a model's reply on the AGENTESE road", async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, [join(root, "examples/quickstart.ts")], {
+      cwd: root
+    })
+    expect(stdout).toMatch(/read notes\.md: ok/)
+    expect(stdout).toMatch(/overwrite without a proof: refused ProofRejected/)
+    expect(stdout).toMatch(/edit with the proof: ok/)
+    expect(stdout).toMatch(/read \.env: refused Forbidden/)
+    expect(stdout).toMatch(/a model's reply made 2 calls: world\.tools\.file\.list ok; world\.tools\.file\.glob ok/)
+  })
 })
