@@ -16,6 +16,20 @@ export * as Read from "./file/Read.ts"
 /** @since 0.1.0 */
 export * as Write from "./file/Write.ts"
 /** @since 0.1.0 */
+export * as GitBlame from "./git/Blame.ts"
+/** @since 0.1.0 */
+export * as GitDiff from "./git/Diff.ts"
+/** @since 0.1.0 */
+export * as GitBackend from "./git/GitBackend.ts"
+/** @since 0.1.0 */
+export * as GitError from "./git/GitError.ts"
+/** @since 0.1.0 */
+export * as GitLog from "./git/Log.ts"
+/** @since 0.1.0 */
+export * as GitShow from "./git/Show.ts"
+/** @since 0.1.0 */
+export * as GitStatus from "./git/Status.ts"
+/** @since 0.1.0 */
 export * as Grep from "./search/Grep.ts"
 /** @since 0.1.0 */
 export * as Workspace from "./Workspace.ts"
