@@ -20,6 +20,8 @@ export * as Parse from "./Parse.ts"
 /** @since 0.1.0 */
 export * as Path from "./Path.ts"
 /** @since 0.1.0 */
+export * as Mcp from "./projections/Mcp.ts"
+/** @since 0.1.0 */
 export * as Recipe from "./Recipe.ts"
 /** @since 0.1.0 */
 export * as Registry from "./Registry.ts"

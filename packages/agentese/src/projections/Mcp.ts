@@ -1,0 +1,284 @@
+/**
+ * The MCP projection: the `invoke` road served as a Model Context Protocol
+ * server (`effect/ai` `McpServer`) over stdio or streamable HTTP. A client
+ * sees exactly the paths its caller is offered (`Invoker.list`), each under a
+ * provider-safe name (`world_tools_file_read`) with the dotted path as its
+ * title and in `_meta`; every call goes through `Invoker.invoke`, and a
+ * typed failure comes back as its JSON (`_tag`, `message`, fields) with
+ * `isError: true`.
+ *
+ * @since 0.1.0
+ */
+import type { Observer } from "@ugent/core"
+import { Context, Effect, Layer, Logger, Option, type Stdio } from "effect"
+import { McpProtocol, McpSchema, McpServer } from "effect/ai"
+import type { HttpRouter } from "effect/http"
+import type * as Invoke from "../Invoke.ts"
+import { Invoker } from "../Invoke.ts"
+import { capture, isRecord, objectRoot, pathOfName, safeName, within } from "../internal/projection.ts"
+import type * as Recipe from "../Recipe.ts"
+import type { Description } from "../Registry.ts"
+
+/**
+ * What the MCP server needs: the road and the caller it serves (as provided
+ * by `Server.layer`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type Services = Invoke.Invoker | Observer.Observer | Recipe.CurrentRecipe
+
+/**
+ * How the server presents itself.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Options {
+  /** The server name clients show (default `"ugent"`). */
+  readonly name?: string | undefined
+  /** The server version (default the package's). */
+  readonly version?: string | undefined
+  /** Instructions for the model, sent at initialization. */
+  readonly instructions?: string | undefined
+}
+
+/**
+ * The options of the streamable-HTTP endpoint.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface HttpOptions extends Options {
+  /** Where the endpoint is mounted, e.g. `"/mcp"`. */
+  readonly path: HttpRouter.PathInput
+  /** Browser origins allowed to call (requests with any other `Origin` are refused; default none). */
+  readonly allowedOrigins?: ReadonlyArray<string> | undefined
+}
+
+/**
+ * The protocol revisions served: every sessionful one `effect/ai` speaks,
+ * newest first.
+ *
+ * @category constants
+ * @since 0.1.0
+ */
+export const protocols = [
+  McpProtocol.v2025_11_25,
+  McpProtocol.v2025_06_18,
+  McpProtocol.v2025_03_26,
+  McpProtocol.v2024_11_05
+] as const
+
+/**
+ * The `_meta` keys of a tool and of a call result.
+ *
+ * @category constants
+ * @since 0.1.0
+ */
+export const MetaKeys = {
+  /** The dotted AGENTESE path of a tool or call. */
+  path: "ugent/path",
+  /** The trust level a path needs (0 to 3), under the caller's recipe. */
+  trust: "ugent/trust",
+  /** Whether every call of the path waits for an approver. */
+  approval: "ugent/approval",
+  /** Why a call failed: `not_found`, `invalid_input`, `denied`, `rate_limited`, `failed` or `parse`. */
+  kind: "ugent/kind",
+  /** The call's id, shared by its trace, audit record and events. */
+  callId: "ugent/callId"
+} as const
+
+const defaultVersion = "0.1.0"
+
+/**
+ * The MCP tool name of a path: its provider-safe form (`world_tools_file_read`),
+ * or the dotted path itself when that form would exceed 64 characters.
+ *
+ * Provider-safe names are listed because LLM APIs (Anthropic, OpenAI,
+ * Gemini) and strict MCP hosts accept only `^[a-zA-Z0-9_-]{1,64}$`, and a host
+ * passes MCP names straight to the model; the dotted path stays visible as the
+ * title and in `_meta`, and a call by the dotted path works too.
+ *
+ * **Example** (Names)
+ * ```ts
+ * import { Mcp } from "@ugent/agentese"
+ * console.log(Mcp.toolName("world.tools.file.read"))
+ * // => world_tools_file_read
+ * ```
+ *
+ * @category naming
+ * @since 0.1.0
+ */
+export const toolName = (path: string): string => Option.getOrElse(safeName(path), () => path)
+
+/**
+ * The path a tool name calls: a listed (provider-safe) name or the dotted
+ * path itself.
+ *
+ * **Example** (Both names call one path)
+ * ```ts
+ * import { Mcp } from "@ugent/agentese"
+ * import { Option } from "effect"
+ * console.log(Option.getOrNull(Mcp.pathOf("world_tools_file_read")), Option.getOrNull(Mcp.pathOf("world.tools.file.read")))
+ * // => world.tools.file.read world.tools.file.read
+ * ```
+ *
+ * @category naming
+ * @since 0.1.0
+ */
+export const pathOf = (name: string): Option.Option<string> => pathOfName(name)
+
+const isOffer = (d: Description | Invoke.Offer): d is Invoke.Offer => "requiredTrust" in d
+
+/**
+ * The MCP tool of a path, from its description (or its offer to a caller,
+ * which carries the level the recipe requires and whether it needs approval).
+ * Inputs are object-root JSON Schemas; the output schema is declared only when
+ * the output is an object (it is then sent as `structuredContent`).
+ *
+ * @category describing
+ * @since 0.1.0
+ */
+export const toMcpTool = (description: Description | Invoke.Offer, name: string = toolName(description.path)) => {
+  const output = description.output as { readonly type?: unknown }
+  return new McpSchema.Tool({
+    name,
+    title: description.path,
+    description: description.description,
+    inputSchema: objectRoot(description.input),
+    ...(output.type === "object" ? { outputSchema: description.output as Record<string, unknown> } : {}),
+    annotations: {
+      title: description.path,
+      readOnlyHint: description.annotations.readOnly,
+      destructiveHint: description.annotations.destructive,
+      idempotentHint: description.annotations.idempotent,
+      openWorldHint: description.annotations.openWorld
+    },
+    _meta: {
+      [MetaKeys.path]: description.path,
+      [MetaKeys.trust]: isOffer(description) ? description.requiredTrust : description.trust,
+      [MetaKeys.approval]: isOffer(description) ? description.requiresApproval : false
+    }
+  })
+}
+
+/**
+ * The MCP result of an outcome. Success: the result as JSON text, and as
+ * `structuredContent` when it is an object. Failure: the failure's JSON
+ * (`_tag`, `message` and its fields) as text with `isError: true`, its kind
+ * and call id in `_meta`. Failures carry no `structuredContent`, since
+ * clients check `structuredContent` against the tool's output schema.
+ *
+ * @category encoding
+ * @since 0.1.0
+ */
+export const toCallToolResult = (outcome: Invoke.Outcome): McpSchema.CallToolResult =>
+  outcome.ok
+    ? new McpSchema.CallToolResult({
+        content: [{ type: "text", text: JSON.stringify(outcome.result) ?? "null" }],
+        ...(isRecord(outcome.result) ? { structuredContent: outcome.result } : {}),
+        isError: false,
+        _meta: { [MetaKeys.path]: outcome.path, [MetaKeys.callId]: outcome.callId }
+      })
+    : new McpSchema.CallToolResult({
+        content: [{ type: "text", text: JSON.stringify(outcome.error) }],
+        isError: true,
+        _meta: { [MetaKeys.path]: outcome.path, [MetaKeys.callId]: outcome.callId, [MetaKeys.kind]: outcome.kind }
+      })
+
+/**
+ * The tool registrations of the road on an `McpServer`: every registered
+ * path under its listed name and, unlisted, under its dotted path. A
+ * visibility check runs `Invoker.list` for the request's caller, so a path the
+ * caller is not offered is neither listed nor callable (a call fails exactly
+ * like a call of an unknown tool: JSON-RPC error -32602). Calls run
+ * `Invoker.invoke` with the server's caller, never with anything the request
+ * claims.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const registrations: Layer.Layer<never, never, McpServer.McpServer | Services> = Layer.unwrap(
+  Effect.gen(function* () {
+    const captured = yield* capture
+    const road = yield* Invoker
+    const offered = Effect.map(within(captured)(road.list), (offers) => new Set(offers.map((o) => o.path)))
+    // The dotted alias is callable but never listed: one entry per path in a listing.
+    const gate = McpServer.visibility(({ method, target }) =>
+      Option.match(pathOfName(target), {
+        onNone: () => Effect.succeed(false),
+        onSome: (path) =>
+          method === "tools/list" && target !== toolName(path)
+            ? Effect.succeed(false)
+            : Effect.map(offered, (paths) => paths.has(path))
+      })
+    )
+    const register = Effect.gen(function* () {
+      const server = yield* McpServer.McpServer
+      const services = yield* Effect.context<never>()
+      const offers = new Map((yield* within(captured)(road.list)).map((o) => [o.path, o] as const))
+      for (const entry of road.registry.entries) {
+        const described = offers.get(entry.path) ?? (yield* Effect.orDie(road.registry.describe(entry.path)))
+        const handle = (args: unknown) =>
+          within(captured)(road.invoke({ path: entry.path, input: args ?? {} })).pipe(Effect.map(toCallToolResult))
+        const names = new Set([toolName(entry.path), entry.path])
+        for (const name of names) {
+          yield* server.addTool({ tool: toMcpTool(described, name), annotations: Context.empty(), services, handle })
+        }
+      }
+    })
+    return Layer.effectDiscard(register).pipe(Layer.provide(gate.layer))
+  })
+)
+
+// Logs go to stderr: on stdio, stdout carries only JSON-RPC.
+const stderrLogger = Logger.layer([Logger.withConsoleError(Logger.formatLogFmt)])
+
+/**
+ * The MCP server over stdio (newline-delimited JSON-RPC on stdin / stdout,
+ * logs on stderr), for clients that start the server as a process
+ * (`ugent mcp`). Provide the server's services (`Server.layer`) and `Stdio`
+ * (`NodeStdio.layer`).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerStdio = (options: Options = {}): Layer.Layer<never, never, Services | Stdio.Stdio> =>
+  Layer.effectDiscard(
+    Layer.build(
+      McpServer.layerStdio({
+        name: options.name ?? "ugent",
+        version: options.version ?? defaultVersion,
+        instructions: options.instructions,
+        protocols,
+        registrations
+      }).pipe(Layer.provide(stderrLogger), Layer.orDie)
+    )
+  )
+
+/**
+ * The MCP server as a streamable-HTTP endpoint on an `HttpRouter` (sessions
+ * by `Mcp-Session-Id`), e.g. at `/mcp` next to the HTTP JSON API. Provide the
+ * server's services (`Server.layer`) and the router; authenticate requests
+ * in the router (every caller of the endpoint is the server's configured
+ * observer).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerHttp = (options: HttpOptions): Layer.Layer<never, never, Services | HttpRouter.HttpRouter> =>
+  Layer.effectDiscard(
+    Layer.build(
+      McpServer.layerHttp({
+        name: options.name ?? "ugent",
+        version: options.version ?? defaultVersion,
+        instructions: options.instructions,
+        path: options.path,
+        allowedOrigins: options.allowedOrigins,
+        allowSessionTermination: true,
+        protocols,
+        registrations
+      }).pipe(Layer.orDie)
+    )
+  )
