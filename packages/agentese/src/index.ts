@@ -27,3 +27,5 @@ export * as Recipe from "./Recipe.ts"
 export * as Registry from "./Registry.ts"
 /** @since 0.1.0 */
 export * as Server from "./Server.ts"
+/** @since 0.1.0 */
+export * as Http from "./projections/Http.ts"

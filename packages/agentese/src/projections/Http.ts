@@ -1,0 +1,659 @@
+/**
+ * The HTTP JSON API: the `invoke` road over HTTP. `GET /v1/paths` lists what
+ * the configured caller may use, `GET /v1/paths/{path}` describes one path,
+ * `POST /v1/invoke/{path}` calls it with the request body as input, and
+ * `GET /v1/events` streams the road's events as server-sent events; the
+ * OpenAPI document is at `GET /v1/openapi.json`.
+ *
+ * The caller (observer, trust level, recipe) is the server's configuration:
+ * nothing in a request (headers, body fields) changes who calls. The server
+ * binds to loopback by default and refuses requests whose `Host` is not a
+ * loopback name (DNS rebinding) or that carry a foreign `Origin` (a web page
+ * posting to the local server).
+ *
+ * @since 0.1.0
+ */
+import { createServer } from "node:http"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Observer, ToolError } from "@ugent/core"
+import { ByteSize, Context, type Duration, Effect, Layer, Option, Schedule, Schema, Scope, Stream } from "effect"
+import * as Sse from "effect/encoding/Sse"
+import { HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import * as Events from "../Events.ts"
+import * as Invoke from "../Invoke.ts"
+import * as Parse from "../Parse.ts"
+import { toProviderName } from "../Path.ts"
+import type * as Recipe from "../Recipe.ts"
+import * as Server from "../Server.ts"
+
+// ---------------------------------------------------------------------------
+// The contract
+// ---------------------------------------------------------------------------
+
+const Level = Schema.Literals([0, 1, 2, 3])
+
+const FailureJson = Schema.Struct({
+  _tag: Schema.String.annotate({ description: "The error's tag, e.g. TrustDenied, UnknownPath, FileNotFound." }),
+  message: Schema.String.annotate({ description: "What went wrong and what to do next, for a person or a model." })
+}).annotate({ description: "A failure: its tag, its message and its structured fields (more keys may follow)." })
+
+const Kind = Schema.Literals(["not_found", "invalid_input", "denied", "rate_limited", "failed", "parse"])
+
+/**
+ * A successful call, as the API returns it (HTTP 200).
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
+export const Success = Schema.Struct({
+  ok: Schema.Literal(true),
+  result: Schema.Unknown.annotate({ description: "The tool's output, encoded by its output schema." }),
+  path: Schema.String,
+  callId: Schema.String
+}).annotate({ identifier: "Success" })
+
+/**
+ * A failed call or request, as the API returns it (HTTP 4xx or 5xx).
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
+export const Failure = Schema.Struct({
+  ok: Schema.Literal(false),
+  error: FailureJson,
+  kind: Kind,
+  path: Schema.String,
+  callId: Schema.String
+}).annotate({ identifier: "Failure" })
+
+const failureWith = (status: number, description: string) =>
+  Failure.annotate({ description }).pipe(HttpApiSchema.status(status))
+
+const Annotations = Schema.Struct({
+  readOnly: Schema.Boolean,
+  destructive: Schema.Boolean,
+  idempotent: Schema.Boolean,
+  openWorld: Schema.Boolean
+})
+
+/**
+ * One offered path in a listing.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
+export const Summary = Schema.Struct({
+  path: Schema.String,
+  providerName: Schema.String.annotate({ description: "The provider-safe name (world_tools_file_read)." }),
+  description: Schema.String,
+  trust: Level.annotate({ description: "The level a call needs under the recipe (the tool's own, maybe raised)." }),
+  requiresApproval: Schema.Boolean,
+  annotations: Annotations
+}).annotate({ identifier: "PathSummary" })
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type Summary = typeof Summary.Type
+
+/**
+ * The listing: who the caller is and what it may use.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
+export const Listing = Schema.Struct({
+  observer: Schema.Struct({ id: Schema.String, trust: Level }),
+  paths: Schema.Array(Summary)
+}).annotate({ identifier: "Listing" })
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type Listing = typeof Listing.Type
+
+/**
+ * A path described: its schemas, level and effects.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
+export const Described = Schema.Struct({
+  ...Summary.fields,
+  name: Schema.String,
+  toolTrust: Level.annotate({ description: "The tool's own level." }),
+  effects: Schema.Record(Schema.String, Schema.Boolean),
+  input: Schema.Unknown.annotate({ description: "JSON Schema of the input." }),
+  output: Schema.Unknown.annotate({ description: "JSON Schema of the output." }),
+  failure: Schema.Unknown.annotate({ description: "JSON Schema of the failures." })
+}).annotate({ identifier: "Description" })
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type Described = typeof Described.Type
+
+const PathParam = {
+  path: Schema.String.annotate({
+    description:
+      "A path (world.tools.file.read), its provider-safe name (world_tools_file_read), or for invoke a pipeline (a >> b, URL-encoded)."
+  })
+}
+
+/**
+ * The endpoints of version 1.
+ *
+ * @category contract
+ * @since 0.1.0
+ */
+export class V1 extends HttpApiGroup.make("v1")
+  .add(
+    HttpApiEndpoint.get("list", "/paths", { success: Listing }).annotateMerge(
+      OpenApi.annotations({ summary: "The paths this server's caller may use, by the check invoke enforces." })
+    ),
+    HttpApiEndpoint.get("describe", "/paths/:path", {
+      params: PathParam,
+      success: Described,
+      error: failureWith(404, "No such path, or hidden from this caller (not_found).")
+    }).annotateMerge(OpenApi.annotations({ summary: "A path's schemas, level and effects; a hidden path is 404." })),
+    HttpApiEndpoint.post("invoke", "/invoke/:path", {
+      params: PathParam,
+      payload: Schema.Unknown.annotate({ description: "The input, as JSON (an empty body is {})." }),
+      success: Success,
+      error: [
+        failureWith(400, "Invalid input, invalid JSON body, or an unparsable pipeline (invalid_input, parse)."),
+        failureWith(403, "Refused by the recipe, the trust level, an approval or a forbidden rule (denied)."),
+        failureWith(404, "No such path, or hidden from this caller (not_found)."),
+        failureWith(413, "The body is larger than the server's limit."),
+        failureWith(422, "The tool ran and failed on its own terms (failed), e.g. FileNotFound, ProofRejected."),
+        failureWith(
+          429,
+          "Rate limited, a repeated call (LoopDetected) or too many calls (rate_limited); see Retry-After."
+        ),
+        failureWith(503, "A retryable failure: the circuit is open, a store is down; see Retry-After when known."),
+        failureWith(504, "The call timed out (TimedOut).")
+      ]
+    }).annotateMerge(OpenApi.annotations({ summary: "Invokes a path (or a pipeline) with the body as input." })),
+    HttpApiEndpoint.get("events", "/events", {
+      success: HttpApiSchema.StreamSse({ data: Events.EventSchema })
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary:
+          "Server-sent events of the road: tool.invoked, tool.completed, tool.failed, tool.trust_denied, tool.rate_limited."
+      })
+    )
+  )
+  .prefix("/v1") {}
+
+/**
+ * The HTTP API contract (its OpenAPI document is served at
+ * `GET /v1/openapi.json`).
+ *
+ * @category contract
+ * @since 0.1.0
+ */
+export class Api extends HttpApi.make("ugent")
+  .add(V1)
+  .annotateMerge(
+    OpenApi.annotations({
+      title: "ugent AGENTESE API",
+      version: "0.1.0",
+      description:
+        "Every tool on a path, through one invoke road (policy, trust, rate limits, audit, tracing, events). The caller is the server's configuration, never the request."
+    })
+  ) {}
+
+// ---------------------------------------------------------------------------
+// Statuses
+// ---------------------------------------------------------------------------
+
+/**
+ * The HTTP status of an outcome: 200 on success; 404 not_found; 400
+ * invalid_input and parse; 403 denied; 429 rate_limited; for a tool's own
+ * failure 504 when it timed out, 503 when it is retryable (an open circuit, a
+ * store down, an error marked `retryable`), else 422.
+ *
+ * **Example** (Statuses)
+ * ```ts
+ * import { Http } from "@ugent/agentese"
+ * const failure = (kind: "denied" | "failed", _tag: string) =>
+ *   ({ ok: false, error: { _tag, message: "" }, kind, path: "p", callId: "c" }) as const
+ * console.log(Http.statusOf(failure("denied", "TrustDenied")), Http.statusOf(failure("failed", "FileNotFound")))
+ * // => 403 422
+ * ```
+ *
+ * @category statuses
+ * @since 0.1.0
+ */
+export const statusOf = (outcome: Invoke.Outcome): number => {
+  if (outcome.ok) return 200
+  switch (outcome.kind) {
+    case "not_found":
+      return 404
+    case "invalid_input":
+    case "parse":
+      return 400
+    case "denied":
+      return 403
+    case "rate_limited":
+      return 429
+    case "failed": {
+      const tag = outcome.error._tag
+      if (tag === "TimedOut") return 504
+      if (tag === "CircuitOpen" || tag === "StoreError" || outcome.error.retryable === true) return 503
+      return 422
+    }
+  }
+}
+
+/**
+ * The `Retry-After` header of an outcome (whole seconds, rounded up), from
+ * its error's `retryAfterMillis`.
+ *
+ * @category statuses
+ * @since 0.1.0
+ */
+export const retryAfterSeconds = (outcome: Invoke.Outcome): number | undefined => {
+  if (outcome.ok) return undefined
+  const ms = ToolError.retryAfterMillis(outcome.error)
+  return ms === undefined ? undefined : Math.max(1, Math.ceil(ms / 1000))
+}
+
+// ---------------------------------------------------------------------------
+// Shapes shared with the CLI
+// ---------------------------------------------------------------------------
+
+/**
+ * The summary of an offer, as listings print it.
+ *
+ * @category shapes
+ * @since 0.1.0
+ */
+export const summarize = (offer: Invoke.Offer): Summary => ({
+  path: offer.path,
+  providerName: toProviderName(offer.path),
+  description: offer.description,
+  trust: offer.requiredTrust,
+  requiresApproval: offer.requiresApproval,
+  annotations: offer.annotations
+})
+
+/**
+ * The full description of an offer.
+ *
+ * @category shapes
+ * @since 0.1.0
+ */
+export const describeOffer = (offer: Invoke.Offer): Described => ({
+  ...summarize(offer),
+  name: offer.name,
+  toolTrust: offer.trust,
+  effects: offer.effects,
+  input: offer.input,
+  output: offer.output,
+  failure: offer.failure
+})
+
+/**
+ * The caller's listing: who it is and the paths it may use.
+ *
+ * @category shapes
+ * @since 0.1.0
+ */
+export const listing: Effect.Effect<Listing, never, Invoke.Invoker | Observer.Observer | Recipe.CurrentRecipe> =
+  Effect.gen(function* () {
+    const observer = yield* Observer.Observer
+    const offers = yield* (yield* Invoke.Invoker).list
+    return { observer: { id: observer.id, trust: observer.trust }, paths: offers.map(summarize) }
+  })
+
+/**
+ * Describes a path or a provider-safe name for the caller; a hidden or
+ * unknown path is an `UnknownPath` outcome.
+ *
+ * @category shapes
+ * @since 0.1.0
+ */
+export const describe = (
+  name: string
+): Effect.Effect<
+  { readonly ok: true; readonly description: Described } | Extract<Invoke.Outcome, { ok: false }>,
+  never,
+  Invoke.Invoker | Observer.Observer | Recipe.CurrentRecipe
+> =>
+  Effect.gen(function* () {
+    const invoker = yield* Invoke.Invoker
+    const path = Option.getOrElse(Parse.pathOf(name), () => name)
+    return yield* invoker.describe(path).pipe(
+      Effect.map((offer) => ({ ok: true as const, description: describeOffer(offer) })),
+      Effect.catch((error) =>
+        Effect.succeed({
+          ok: false as const,
+          error: ToolError.toJson(error),
+          kind: "not_found" as const,
+          path,
+          callId: ""
+        })
+      )
+    )
+  })
+
+// ---------------------------------------------------------------------------
+// The routes
+// ---------------------------------------------------------------------------
+
+/**
+ * Options of the API routes.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Options {
+  /** The largest request body accepted (default 1 MiB); larger is a 413. */
+  readonly maxBodyBytes?: number | undefined
+  /**
+   * The `Host` names accepted (default: the loopback names `localhost`,
+   * `127.0.0.1`, `[::1]`); `"any"` accepts every host (a server bound to a
+   * public address behind its own proxy).
+   */
+  readonly allowedHosts?: ReadonlyArray<string> | "any" | undefined
+  /** Browser origins allowed to call (default none: a request with an `Origin` header is refused). */
+  readonly allowedOrigins?: ReadonlyArray<string> | undefined
+  /** The interval of the keep-alive comments on `/v1/events` (default 15 s). */
+  readonly heartbeat?: Duration.Input | undefined
+}
+
+const loopbackNames = ["localhost", "127.0.0.1", "[::1]", "::1"]
+
+const failureResponse = (
+  status: number,
+  tag: string,
+  message: string,
+  kind: Invoke.FailureKind,
+  path: string,
+  extra: Record<string, unknown> = {}
+) =>
+  HttpServerResponse.jsonUnsafe(
+    { ok: false, error: { ...extra, _tag: tag, message }, kind, path, callId: "" },
+    { status }
+  )
+
+const outcomeResponse = (outcome: Invoke.Outcome) => {
+  const retryAfter = retryAfterSeconds(outcome)
+  const status = statusOf(outcome)
+  return HttpServerResponse.jsonUnsafe(outcome, {
+    status,
+    ...(retryAfter !== undefined && (status === 429 || status === 503)
+      ? { headers: { "retry-after": String(retryAfter) } }
+      : {})
+  })
+}
+
+const hostName = (host: string) => {
+  // "[::1]:8080" → "[::1]", "localhost:8080" → "localhost"
+  if (host.startsWith("[")) return host.slice(0, host.indexOf("]") + 1)
+  const colon = host.lastIndexOf(":")
+  return (colon >= 0 ? host.slice(0, colon) : host).toLowerCase()
+}
+
+/**
+ * A global middleware refusing requests from a foreign `Host` (DNS
+ * rebinding) or a browser `Origin` not allowed; it guards every route on the
+ * router, the MCP endpoint too.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const guard = (options: Options = {}): Layer.Layer<never, never, HttpRouter.HttpRouter> => {
+  const hosts = options.allowedHosts ?? loopbackNames
+  const origins = new Set(options.allowedOrigins ?? [])
+  return HttpRouter.middleware(
+    (effect) =>
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+        const host = request.headers.host
+        if (hosts !== "any" && host !== undefined && !hosts.includes(hostName(host))) {
+          return Effect.succeed(
+            failureResponse(
+              403,
+              "HostDenied",
+              `This server answers only to ${hosts.join(", ")}, not to the host ${host}. Call it by a local name (http://127.0.0.1:<port>).`,
+              "denied",
+              ""
+            )
+          )
+        }
+        const origin = request.headers.origin
+        if (origin !== undefined && !origins.has(origin)) {
+          return Effect.succeed(
+            failureResponse(
+              403,
+              "OriginDenied",
+              `Requests from the web origin ${origin} are refused: a page in a browser may not call this server. Start the server with the origin allowed if it should.`,
+              "denied",
+              ""
+            )
+          )
+        }
+        return effect
+      }),
+    { global: true }
+  )
+}
+
+const V1Handlers = (options: Options) =>
+  HttpApiBuilder.group(
+    Api,
+    "v1",
+    Effect.fnUntraced(function* (handlers) {
+      // The whole context of the server (the caller, its recipe, the approver), without the layer's scope:
+      // a request's resources belong to the request.
+      const context = Context.omit(Scope.Scope)(
+        yield* Effect.context<Invoke.Invoker | Observer.Observer | Recipe.CurrentRecipe | Events.Events>()
+      )
+      const invoker = yield* Invoke.Invoker
+      const events = yield* Events.Events
+      const maxBody = options.maxBodyBytes ?? 1024 * 1024
+      const heartbeat = options.heartbeat ?? "15 seconds"
+      const withCaller = <A, E>(
+        effect: Effect.Effect<A, E, Invoke.Invoker | Observer.Observer | Recipe.CurrentRecipe>
+      ) => Effect.provideContext(effect, context)
+
+      return handlers
+        .handle("list", () => withCaller(listing))
+        .handle("describe", ({ params }) =>
+          withCaller(describe(params.path)).pipe(
+            Effect.map((r) =>
+              r.ok ? HttpServerResponse.jsonUnsafe(r.description) : HttpServerResponse.jsonUnsafe(r, { status: 404 })
+            )
+          )
+        )
+        .handleRaw("invoke", ({ params, request }) =>
+          Effect.gen(function* () {
+            const path = params.path
+            const declared = Number(request.headers["content-length"])
+            if (Number.isFinite(declared) && declared > maxBody) return tooLarge(path, maxBody)
+            const body = yield* Effect.result(
+              request.text.pipe(Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxBody)))
+            )
+            if (body._tag === "Failure") {
+              const e = body.failure
+              const tooBig =
+                HttpServerError.isHttpServerError(e) && e.reason._tag === "RequestParseError"
+                  ? e.reason.reason === "BodyTooLarge"
+                  : false
+              return tooBig
+                ? tooLarge(path, maxBody)
+                : failureResponse(400, "BodyUnreadable", "The request body could not be read.", "invalid_input", path)
+            }
+            let input: unknown = {}
+            if (body.success.trim() !== "") {
+              try {
+                input = JSON.parse(body.success)
+              } catch (e) {
+                return failureResponse(
+                  400,
+                  "InvalidJson",
+                  `The body is not valid JSON (${e instanceof Error ? e.message : String(e)}). Send the tool's input as a JSON object, e.g. {"path": "README.md"}.`,
+                  "invalid_input",
+                  path
+                )
+              }
+            }
+            return outcomeResponse(yield* withCaller(invoker.invoke({ path, input })))
+          }).pipe(
+            Effect.catchDefect((defect) =>
+              Effect.succeed(
+                failureResponse(
+                  500,
+                  "InternalError",
+                  `The server failed unexpectedly (${defect instanceof Error ? defect.message : String(defect)}). This is a bug; the call may not have run.`,
+                  "failed",
+                  params.path
+                )
+              )
+            )
+          )
+        )
+        .handleRaw("events", () =>
+          Effect.gen(function* () {
+            const stream = yield* events.subscribe
+            const encoded = stream.pipe(
+              Stream.map((event) =>
+                Sse.encoder.write({ _tag: "Event", event: event._tag, id: undefined, data: JSON.stringify(event) })
+              ),
+              Stream.merge(Stream.fromSchedule(Schedule.spaced(heartbeat)).pipe(Stream.map(() => ": keep-alive\n\n")), {
+                haltStrategy: "left"
+              }),
+              // The first bytes go out at once, so a client knows it is subscribed before any call is made.
+              Stream.prepend([": subscribed\n\n"]),
+              Stream.encodeText
+            )
+            return HttpServerResponse.stream(encoded, {
+              contentType: "text/event-stream",
+              headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
+            })
+          })
+        )
+    })
+  )
+
+const tooLarge = (path: string, limit: number) =>
+  HttpServerResponse.jsonUnsafe(
+    {
+      ok: false,
+      error: {
+        _tag: "PayloadTooLarge",
+        message: `The body is larger than ${limit} bytes. Send a smaller input (read large files with offset and limit).`,
+        limit
+      },
+      kind: "invalid_input",
+      path,
+      callId: ""
+    },
+    { status: 413, headers: { connection: "close" } }
+  )
+
+const notFoundRoute = HttpRouter.add(
+  "*",
+  "/v1/*",
+  HttpServerResponse.jsonUnsafe(
+    {
+      ok: false,
+      error: {
+        _tag: "RouteNotFound",
+        message:
+          "No such route. The routes are GET /v1/paths, GET /v1/paths/{path}, POST /v1/invoke/{path}, GET /v1/events, GET /v1/openapi.json."
+      },
+      kind: "not_found",
+      path: "",
+      callId: ""
+    },
+    { status: 404 }
+  )
+)
+
+/**
+ * The API routes on an `HttpRouter` (with the guard), served by
+ * `HttpRouter.serve` next to other routes, such as the MCP endpoint. They
+ * need the road of a `Server` layer.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (options: Options = {}) =>
+  Layer.mergeAll(
+    HttpApiBuilder.layer(Api, { openapiPath: "/v1/openapi.json" }).pipe(Layer.provide(V1Handlers(options))),
+    notFoundRoute,
+    guard(options)
+  )
+
+/**
+ * Options of a served API: the server's configuration, where to listen, the
+ * API options and more routes to mount on the same server.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface ServeOptions extends Server.Options, Options {
+  /** The port (default 7345; 0 picks a free one). */
+  readonly port?: number | undefined
+  /** The address to bind (default 127.0.0.1, loopback). */
+  readonly host?: string | undefined
+}
+
+/**
+ * Whether an address is a loopback address.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const isLoopback = (host: string): boolean =>
+  host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host)
+
+/**
+ * The API served over Node's HTTP server, with the road built from the
+ * options; `routes` are mounted on the same server and share the road (the
+ * MCP endpoint). The layer provides the `HttpServer` (its `address` gives the
+ * port chosen for port 0).
+ *
+ * **Example** (Serving on a free port)
+ * ```ts
+ * import { Http } from "@ugent/agentese"
+ * import { Effect, Layer } from "effect"
+ * import { HttpServer } from "effect/http"
+ * import { mkdtempSync } from "node:fs"
+ * import { tmpdir } from "node:os"
+ * import { join } from "node:path"
+ * const root = mkdtempSync(join(tmpdir(), "ugent-"))
+ * const program = Effect.gen(function* () {
+ *   const url = HttpServer.formatAddress((yield* HttpServer.HttpServer).address)
+ *   const response = yield* Effect.promise(() => fetch(`${url}/v1/paths`))
+ *   const body = (yield* Effect.promise(() => response.json())) as Http.Listing
+ *   return body.paths.map((p) => p.path).includes("world.tools.file.read")
+ * })
+ * const found = await Effect.runPromise(
+ *   Effect.scoped(Layer.build(Http.serve({ root, stores: "memory", port: 0 })).pipe(Effect.flatMap((ctx) => Effect.provideContext(program, ctx))))
+ * )
+ * console.log(found)
+ * // => true
+ * ```
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const serve = <E = never, R = never>(options: ServeOptions, routes?: Layer.Layer<never, E, R>) => {
+  const host = options.host ?? "127.0.0.1"
+  const api = layer({
+    ...options,
+    allowedHosts: options.allowedHosts ?? (isLoopback(host) ? [...loopbackNames, host] : "any")
+  })
+  const app = routes === undefined ? api : Layer.mergeAll(api, routes)
+  return HttpRouter.serve(app, { disableListenLog: true, disableLogger: true }).pipe(
+    Layer.provide(Server.layer(options)),
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port ?? 7345, host }))
+  )
+}
