@@ -10,7 +10,9 @@ import { OUTSIDE_SECRET, withWorkspace } from "../workspace/fixture.ts"
  * Starts another process that swaps `target` for ever: a regular file (or a
  * directory) inside, then a symbolic link to `outside`, as fast as it can.
  * Files are swapped atomically with rename; a directory is removed first
- * (rename cannot put a directory over a link).
+ * (rename cannot put a directory over a link). Attempts go on past the
+ * planned count (up to ten times) until some succeed, so a loaded machine
+ * cannot make a test pass without having exercised both states.
  */
 const swapper = (target: string, outside: string, kind: "file" | "dir") =>
   Effect.acquireRelease(
@@ -22,6 +24,7 @@ const swapper = (target: string, outside: string, kind: "file" | "dir") =>
           `
 const fs = require("fs")
 const [target, outside, kind] = process.argv.slice(1)
+const pause = new Int32Array(new SharedArrayBuffer(4))
 for (let i = 0; ; i++) {
   const tmp = target + ".swap"
   try {
@@ -32,6 +35,8 @@ for (let i = 0; ; i++) {
     if (kind === "dir") fs.rmSync(target, { force: true, recursive: true })
     fs.renameSync(tmp, target)
   } catch {}
+  // Now and then the regular state lasts up to a millisecond, so that whole read-then-write sequences can land too.
+  if (i % 2 === 1 && Math.random() < 0.5) Atomics.wait(pause, 0, 0, Math.random())
 }`,
           target,
           outside,
@@ -52,7 +57,7 @@ describe("file tools", () => {
           yield* swapper(fx.at("target.txt"), join(fx.outside, "data.txt"), "file")
           let ok = 0
           const refused: Record<string, number> = {}
-          for (let i = 0; i < 400; i++) {
+          for (let i = 0; i < 400 || (ok === 0 && i < 4000); i++) {
             const r = yield* Effect.result(Read.read.run({ path: "target.txt" }))
             if (r._tag === "Success") {
               ok++
@@ -77,7 +82,7 @@ describe("file tools", () => {
           fx.file("target.txt", "inside\n")
           yield* swapper(fx.at("target.txt"), join(fx.outside, "data.txt"), "file")
           let written = 0
-          for (let i = 0; i < 300; i++) {
+          for (let i = 0; i < 300 || (written === 0 && i < 3000); i++) {
             const r = yield* Effect.result(Read.read.run({ path: "target.txt" }))
             if (r._tag === "Failure") continue
             const w = yield* Effect.result(
@@ -99,7 +104,7 @@ describe("file tools", () => {
           const before = readdirSync(fx.outside).sort()
           yield* swapper(fx.at("d"), fx.outside, "dir")
           let created = 0
-          for (let i = 0; i < 300; i++) {
+          for (let i = 0; i < 300 || (created === 0 && i < 3000); i++) {
             const w = yield* Effect.result(Write.write.run({ path: `d/new-${i}.txt`, content: "planted\n" }))
             if (w._tag === "Success") created++
           }
