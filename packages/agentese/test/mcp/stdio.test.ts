@@ -1,0 +1,213 @@
+import { existsSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { connectStdio, failureOf, fixtureServer, rejection, resultOf, ugentBin, workspace } from "./fixtures/connect.ts"
+
+/** The servers under test: our fixture entry, and `ugent mcp` once the binary exists. */
+const targets = [
+  {
+    name: "stdio MCP server (test entry)",
+    available: true,
+    start: (root: string, trust: string, extra: ReadonlyArray<string> = []) =>
+      connectStdio(fixtureServer, ["--root", root, "--trust", trust, ...extra])
+  },
+  {
+    name: existsSync(ugentBin) ? "ugent mcp" : "ugent mcp (skipped: packages/agentese/bin/ugent.ts does not exist yet)",
+    available: existsSync(ugentBin),
+    start: (root: string, trust: string) => connectStdio(ugentBin, ["mcp", "--root", root, "--trust", trust])
+  }
+]
+
+for (const target of targets) {
+  describe.skipIf(!target.available)(target.name, () => {
+    const ws = workspace({
+      "hello.txt": "hello\n",
+      "notes.md": "# notes\n",
+      "draft.md": "draft\n",
+      "alias.txt": "alias\n",
+      ".env": "SECRET=1\n"
+    })
+    // Three connections, as the default per-caller rate limit admits a burst of 3 calls.
+    let writer: Client
+    let browser: Client
+    let reader: Client
+
+    beforeAll(async () => {
+      ;[writer, browser, reader] = await Promise.all([
+        target.start(ws.root, "L1"),
+        target.start(ws.root, "L1"),
+        target.start(ws.root, "L0")
+      ])
+    })
+    afterAll(async () => {
+      await Promise.all([writer?.close(), browser?.close(), reader?.close()])
+      ws.remove()
+    })
+
+    it("initializes with the server's name and the tools capability", () => {
+      assert.strictEqual(writer.getServerVersion()?.name, "ugent")
+      assert.isDefined(writer.getServerCapabilities()?.tools)
+    })
+
+    it("lists the offered paths under provider-safe names, the dotted path as title and in _meta", async () => {
+      const { tools } = await writer.listTools()
+      const names = tools.map((t) => t.name)
+      for (const name of names) assert.match(name, /^[a-zA-Z0-9_-]{1,64}$/)
+      assert.includeMembers(names, ["world_tools_file_read", "world_tools_file_write", "world_tools_file_edit"])
+      const read = tools.find((t) => t.name === "world_tools_file_read")!
+      assert.strictEqual(read.title, "world.tools.file.read")
+      assert.deepStrictEqual(read._meta, {
+        "ugent/path": "world.tools.file.read",
+        "ugent/trust": 0,
+        "ugent/approval": false
+      })
+      const write = tools.find((t) => t.name === "world_tools_file_write")!
+      assert.strictEqual(write._meta?.["ugent/trust"], 1)
+    })
+
+    it("annotates read-only, destructive, idempotent and closed-world tools as the tool semantics say", async () => {
+      const { tools } = await writer.listTools()
+      const hints = (name: string) => {
+        const a = tools.find((t) => t.name === name)!.annotations!
+        return [a.readOnlyHint, a.destructiveHint, a.idempotentHint, a.openWorldHint]
+      }
+      assert.deepStrictEqual(hints("world_tools_file_read"), [true, false, true, false])
+      assert.deepStrictEqual(hints("world_tools_file_write"), [false, true, true, false])
+      assert.deepStrictEqual(hints("world_tools_file_edit"), [false, true, false, false])
+    })
+
+    it("gives every tool an object-root input schema and declares object outputs", async () => {
+      const { tools } = await writer.listTools()
+      for (const tool of tools) assert.strictEqual(tool.inputSchema.type, "object", tool.name)
+      const read = tools.find((t) => t.name === "world_tools_file_read")!
+      assert.deepInclude(read.inputSchema.required ?? [], "path")
+      assert.strictEqual(read.outputSchema?.type, "object")
+    })
+
+    it("calls a read tool: structured content with the proof as a signed token", async () => {
+      const read = resultOf(await browser.callTool({ name: "world_tools_file_read", arguments: { path: "hello.txt" } }))
+      assert.strictEqual(read.content, "1\thello")
+      assert.isString(read.proof)
+      assert.match(read.proof as string, /^rp1\./)
+    })
+
+    it("writes with the proof a read returned over the same connection", async () => {
+      const read = resultOf(await writer.callTool({ name: "world_tools_file_read", arguments: { path: "notes.md" } }))
+      const written = resultOf(
+        await writer.callTool({
+          name: "world_tools_file_write",
+          arguments: { path: "notes.md", content: "# notes\n- tea\n", proof: read.proof }
+        })
+      )
+      assert.strictEqual(written.created, false)
+      assert.strictEqual(readFileSync(join(ws.root, "notes.md"), "utf8"), "# notes\n- tea\n")
+    })
+
+    it("refuses a write without a proof with a structured ProofRejected", async () => {
+      const result = await writer.callTool({
+        name: "world_tools_file_write",
+        arguments: { path: "draft.md", content: "x" }
+      })
+      const failure = failureOf(result)
+      assert.strictEqual(failure._tag, "ProofRejected")
+      assert.strictEqual(failure.reason, "never-read")
+      assert.strictEqual(failure.path, "draft.md")
+      assert.match(failure.message, /Read it first/)
+      assert.strictEqual(result._meta?.["ugent/kind"], "failed")
+      assert.strictEqual(readFileSync(join(ws.root, "draft.md"), "utf8"), "draft\n")
+    })
+
+    it("refuses a blocked file path with a structured denial", async () => {
+      const result = await browser.callTool({ name: "world_tools_file_read", arguments: { path: ".env" } })
+      const failure = failureOf(result)
+      assert.isString(failure._tag)
+      assert.notInclude(JSON.stringify(failure), "SECRET")
+      assert.strictEqual(result._meta?.["ugent/kind"], "denied")
+    })
+
+    it("calls a path by its dotted name too, without listing it twice", async () => {
+      const read = resultOf(await browser.callTool({ name: "world.tools.file.read", arguments: { path: "alias.txt" } }))
+      assert.strictEqual(read.content, "1\talias")
+      const { tools } = await writer.listTools()
+      assert.notInclude(
+        tools.map((t) => t.name),
+        "world.tools.file.read"
+      )
+    })
+
+    it("neither lists nor runs a path the caller is not offered, failing like an unknown tool", async () => {
+      const { tools } = await reader.listTools()
+      const names = tools.map((t) => t.name)
+      assert.include(names, "world_tools_file_read")
+      assert.notInclude(names, "world_tools_file_write")
+      const hidden = await rejection(
+        reader.callTool({ name: "world_tools_file_write", arguments: { path: "new.txt", content: "x" } })
+      )
+      const unknown = await rejection(reader.callTool({ name: "world_tools_file_nope", arguments: {} }))
+      assert.strictEqual(hidden.code, -32602)
+      assert.strictEqual(unknown.code, -32602)
+      assert.strictEqual(
+        hidden.message.replace("world_tools_file_write", "NAME"),
+        unknown.message.replace("world_tools_file_nope", "NAME")
+      )
+      const dotted = await rejection(
+        reader.callTool({ name: "world.tools.file.write", arguments: { path: "new.txt", content: "x" } })
+      )
+      assert.strictEqual(dotted.code, -32602)
+      assert.isFalse(existsSync(join(ws.root, "new.txt")))
+    })
+
+    it("keeps serving after a refusal", async () => {
+      await rejection(reader.callTool({ name: "world_tools_file_write", arguments: { path: "x.txt", content: "x" } }))
+      const read = resultOf(await reader.callTool({ name: "world_tools_file_read", arguments: { path: "draft.md" } }))
+      assert.strictEqual(read.content, "1\tdraft")
+    })
+  })
+}
+
+describe("stdio MCP server with a recipe and an approver", () => {
+  const ws = workspace({ "a.txt": "a\n" })
+  let client: Client
+
+  beforeAll(async () => {
+    client = await connectStdio(fixtureServer, [
+      "--root",
+      ws.root,
+      "--trust",
+      "L1",
+      "--recipe",
+      JSON.stringify({ deny: ["world.tools.file.edit"], requireApproval: ["world.tools.file.write"] }),
+      "--approve",
+      "no"
+    ])
+  })
+  afterAll(async () => {
+    await client?.close()
+    ws.remove()
+  })
+
+  it("hides a path the recipe denies", async () => {
+    const names = (await client.listTools()).tools.map((t) => t.name)
+    assert.notInclude(names, "world_tools_file_edit")
+    assert.strictEqual(
+      (await rejection(client.callTool({ name: "world_tools_file_edit", arguments: { path: "a.txt", edits: [] } })))
+        .code,
+      -32602
+    )
+  })
+
+  it("marks a path that needs approval in _meta", async () => {
+    const write = (await client.listTools()).tools.find((t) => t.name === "world_tools_file_write")!
+    assert.strictEqual(write._meta?.["ugent/approval"], true)
+  })
+
+  it("sends a refused approval as a structured ApprovalDenied", async () => {
+    const result = await client.callTool({ name: "world_tools_file_write", arguments: { path: "b.txt", content: "b" } })
+    const failure = failureOf(result)
+    assert.strictEqual(failure._tag, "ApprovalDenied")
+    assert.strictEqual(failure.reason, "denied")
+    assert.strictEqual(result._meta?.["ugent/kind"], "denied")
+    assert.isFalse(existsSync(join(ws.root, "b.txt")))
+  })
+})
