@@ -9,9 +9,17 @@
  *
  * @since 0.1.0
  */
+import { isUtf8 } from "node:buffer"
 import { Changes, ReadProof, Tool, ToolError } from "@ugent/core"
 import { Effect, Schema } from "effect"
-import { checkProofFor, checkUnchanged, decode, requireWritable, unifiedDiff } from "../internal/workspace/causal.ts"
+import {
+  checkProofFor,
+  checkUnchanged,
+  decode,
+  readForProof,
+  requireWritable,
+  unifiedDiff
+} from "../internal/workspace/causal.ts"
 import { lineAt, lineEndings, newlines } from "../internal/workspace/text.ts"
 import * as Workspace from "../Workspace.ts"
 
@@ -330,9 +338,13 @@ export const edit = Tool.make({
       yield* requireWritable(ws, "file.edit", target, input)
       const proof = yield* checkProofFor(target, input.proof, false)
       if (target.kind === "missing") return yield* new ReadProof.ProofRejected({ path: input.path, reason: "deleted" })
-      const current = yield* ws.readFile(target, { text: true })
-      yield* checkUnchanged(target, proof, current.bytes)
-      const before = decode(current.bytes)
+      const current = yield* readForProof(ws, target, proof)
+      yield* checkUnchanged(target, proof, current)
+      // Proofs of file.read are of UTF-8 text; one of other bytes cannot be edited as text.
+      if (!isUtf8(current)) {
+        return yield* new Workspace.BinaryFile({ path: input.path, size: current.length, reason: "invalid-utf8" })
+      }
+      const before = decode(current)
       const applied = yield* applyAll(input.path, before, edits, proof)
       const diff = unifiedDiff(target.relative, before, applied.text)
       if (input.dryRun === true) {

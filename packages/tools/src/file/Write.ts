@@ -10,7 +10,14 @@
  */
 import { Changes, ReadProof, Tool, ToolError } from "@ugent/core"
 import { Effect, Schema } from "effect"
-import { checkProofFor, checkUnchanged, decode, requireWritable, unifiedDiff } from "../internal/workspace/causal.ts"
+import {
+  checkProofFor,
+  checkUnchanged,
+  decode,
+  readForProof,
+  requireWritable,
+  unifiedDiff
+} from "../internal/workspace/causal.ts"
 import * as Workspace from "../Workspace.ts"
 
 /**
@@ -124,9 +131,9 @@ export const write = Tool.make({
         written = yield* ws.writeFile(target, bytes, { mode: "create" })
       } else {
         const proof = yield* checkProofFor(target, input.proof, true)
-        const current = yield* ws.readFile(target, { text: false })
-        yield* checkUnchanged(target, proof, current.bytes)
-        before = decode(current.bytes)
+        const current = yield* readForProof(ws, target, proof)
+        yield* checkUnchanged(target, proof, current)
+        before = decode(current)
         written = yield* ws.writeFile(target, bytes, { mode: "replace", expectedHash: proof.hash })
       }
       const proof = yield* ReadProof.issue({ path: written.real, content: bytes, coverage: { _tag: "Whole" } })

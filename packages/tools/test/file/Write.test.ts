@@ -132,6 +132,25 @@ describe("file.write", () => {
     )
   )
 
+  it.effect("a file read under a raised byte limit can be replaced and edited with its proof", () =>
+    withWorkspace((fx) =>
+      Effect.gen(function* () {
+        const big = "0123456789abcdef\n".repeat(130_000)
+        fx.file("big.txt", big)
+        const { proof } = yield* Read.read
+          .run({ path: "big.txt", limit: 200_000 })
+          .pipe(Effect.provide(Read.layerLimits({ maxBytes: 4_000_000 })))
+        assert.strictEqual(proof.coverage._tag, "Whole")
+        const out = yield* Write.write.run({ path: "big.txt", content: `${big}tail\n`, proof })
+        assert.strictEqual(out.bytes, big.length + 5)
+        // A file grown past the proof's size has changed, whatever the limits: refused without reading it all.
+        writeFileSync(fx.at("big.txt"), `${big}tail\nmore\n`)
+        const e = yield* Effect.flip(Write.write.run({ path: "big.txt", content: "x", proof: out.proof }))
+        assert.strictEqual((e as ReadProof.ProofRejected).reason, "changed")
+      })
+    )
+  )
+
   it.effect("writes are atomic: no temporary file is left, and the content is exactly what was given", () =>
     withWorkspace((fx) =>
       Effect.gen(function* () {

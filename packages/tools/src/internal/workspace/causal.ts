@@ -9,7 +9,8 @@
 import { ReadProof, type ToolError, Trust } from "@ugent/core"
 import { createTwoFilesPatch } from "diff"
 import { Effect } from "effect"
-import type { ResolvedPath, WorkspaceShape } from "../../Workspace.ts"
+import type { ReadError, ResolvedPath, WorkspaceShape } from "../../Workspace.ts"
+import type { FileTooLarge } from "./errors.ts"
 
 /** Asks for L2 when the path is outside what an L1 caller may write. */
 export const requireWritable = (
@@ -46,6 +47,22 @@ export const checkProofFor = (
     }
     return proof
   })
+
+/**
+ * Reads the bytes a proof is checked against. At most the proof's size is
+ * read: a file that grew past it has changed, whatever the read limits are.
+ */
+export const readForProof = (
+  ws: WorkspaceShape,
+  target: ResolvedPath,
+  proof: ReadProof.ReadProof
+): Effect.Effect<Uint8Array, Exclude<ReadError, FileTooLarge> | ReadProof.ProofRejected> =>
+  ws.readFile(target, { text: false, maxBytes: proof.size }).pipe(
+    Effect.map((file) => file.bytes),
+    Effect.catchTag("FileTooLarge", () =>
+      Effect.fail(new ReadProof.ProofRejected({ path: target.input, reason: "changed" }))
+    )
+  )
 
 /** Checks that the bytes on disk are those the proof saw. */
 export const checkUnchanged = (
