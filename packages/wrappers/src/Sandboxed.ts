@@ -308,7 +308,10 @@ const defaultPolicy = (): SandboxPolicy => {
   return {
     root,
     cwd: root,
-    env: scrubEnv(process.env),
+    // Read afresh: the process environment may change after the default is first used.
+    get env() {
+      return scrubEnv(process.env)
+    },
     timeoutMillis: 120_000,
     maxOutputChars: 30_000,
     vet: (command) => vet(command, policy)
@@ -511,10 +514,15 @@ const sandboxed: {
               })
             }
           }
+          // Scrubbing walks the whole environment: done on first read only, so a tool that spawns nothing never pays.
+          let env: Readonly<Record<string, string>> | undefined
           const policy: SandboxPolicy = {
             root,
             cwd,
-            env: scrubEnv(options?.env ?? process.env, { keep: options?.keepEnv }),
+            get env() {
+              if (env === undefined) env = scrubEnv(options?.env ?? process.env, { keep: options?.keepEnv })
+              return env
+            },
             timeoutMillis,
             maxOutputChars: limit,
             vet: (c) => vet(c, commandPolicy)

@@ -11,23 +11,23 @@ import { Cache, Duration, Effect, Equal, Exit, Hash, Option, Schema, Scope } fro
 import { canonicalJson } from "./canonical.ts"
 import { affects, inputRefs, outputRefs, type PathRefs } from "./pathRefs.ts"
 
-/** A cache key: the canonical text decides equality; the decoded input rides along for the lookup. */
+/** A cache key: the canonical text decides equality; the decoded and encoded input ride along for the lookup. */
 export class Key implements Equal.Equal {
   readonly id: string
   readonly input: unknown
-  readonly inputs: ReadonlyArray<string>
-  readonly everything: boolean
-  constructor(id: string, input: unknown, refs: Pick<PathRefs, "inputs" | "everything">) {
+  readonly encoded: unknown
+  private hash: number | undefined
+  constructor(id: string, input: unknown, encoded: unknown) {
     this.id = id
     this.input = input
-    this.inputs = refs.inputs
-    this.everything = refs.everything
+    this.encoded = encoded
   }
   [Equal.symbol](that: Equal.Equal): boolean {
     return that instanceof Key && that.id === this.id
   }
   [Hash.symbol](): number {
-    return Hash.string(this.id)
+    if (this.hash === undefined) this.hash = Hash.string(this.id)
+    return this.hash
   }
 }
 
@@ -63,11 +63,14 @@ class HubCache {
 
   constructor(tool: CachedTool, options: Options) {
     this.capacity = options.capacity
+    const readsFs = tool.readsFs
     const encodeOutput = Schema.encodeUnknownOption(tool.output)
     const lookup = (key: Key): Effect.Effect<unknown, unknown, unknown> =>
       Effect.suspend(() => {
         const started = this.epoch
-        const entry: Indexed = { key, refs: { inputs: key.inputs, everything: key.everything, outputs: new Set() } }
+        // What the entry depends on is worked out on a miss only: a hit never pays for it.
+        const fromInput = inputRefs(key.encoded, readsFs)
+        const entry: Indexed = { key, refs: { ...fromInput, outputs: new Set() } }
         this.index.set(key.id, entry)
         this.inflight++
         return tool.run(key.input).pipe(
@@ -84,8 +87,8 @@ class HubCache {
                   ? outputRefs(encoded.value)
                   : { outputs: new Set<string>(), overflow: true }
                 entry.refs = {
-                  inputs: key.inputs,
-                  everything: key.everything || out.overflow,
+                  inputs: fromInput.inputs,
+                  everything: fromInput.everything || out.overflow,
                   outputs: out.outputs
                 }
                 // A write that landed while this read ran may not be in its result: drop it.
@@ -180,7 +183,7 @@ export class CachedStore {
     const encoded = this.encodeInput(a)
     const text = Option.isSome(encoded) ? canonicalJson(encoded.value) : undefined
     if (text === undefined || Option.isNone(encoded)) return this.tool.run(a)
-    const key = new Key(this.prefix + text, a, inputRefs(encoded.value, this.tool.readsFs))
+    const key = new Key(this.prefix + text, a, encoded.value)
     return Cache.get(this.forHub(hub).cache, key)
   }
 }
