@@ -160,11 +160,13 @@ const errorOf = <E>(cause: Cause.Cause<E>): { readonly tag: string; readonly mes
  * const program = Effect.gen(function* () {
  *   yield* Audited(upper).run("hello")
  *   const entries = yield* (yield* AuditStore.AuditStore).list({ limit: 10 })
- *   return entries.map((e) => [e.phase, e.observerId, e.status, e.inputSummary, e.resultSummary, e.estimatedTokens])
+ *   const before = entries.find((e) => e.phase === "before")!
+ *   const after = entries.find((e) => e.phase === "after")!
+ *   return [before.status, before.observerId, before.inputSummary, after.status, after.resultSummary, after.estimatedTokens]
  * })
  * const env = Layer.merge(AuditStore.layerMemory(), Observer.layer({ id: "agent-1", trust: 0 }))
  * console.log(Effect.runSync(program.pipe(Effect.provide(env))))
- * // => [ [ 'after', 'agent-1', 'success', 'hello', 'HELLO', 2 ], [ 'before', 'agent-1', 'pending', 'hello', undefined, undefined ] ]
+ * // => [ 'pending', 'agent-1', 'hello', 'success', 'HELLO', 2 ]
  * ```
  *
  * @category wrappers
