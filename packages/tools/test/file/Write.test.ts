@@ -162,6 +162,22 @@ describe("file.write", () => {
     )
   )
 
+  it.effect(
+    "a file created through a linked directory inside the root lands at the real path and is reported there",
+    () =>
+      withWorkspace((fx) =>
+        Effect.gen(function* () {
+          fx.dir("real")
+          fx.link("real", "alias")
+          const [out, seen] = yield* recording(Write.write.run({ path: "alias/new.txt", content: "x\n" }))
+          assert.strictEqual(out.path, "real/new.txt")
+          assert.strictEqual(out.proof.path, fx.at("real/new.txt"))
+          assert.strictEqual(seen[0]?.relative, "real/new.txt")
+          assert.strictEqual(readFileSync(fx.at("real/new.txt"), "utf8"), "x\n")
+        })
+      )
+  )
+
   it.effect("paths are checked: outside, blocked and .git targets are refused", () =>
     withWorkspace(() =>
       Effect.gen(function* () {
