@@ -56,22 +56,22 @@ export const combinators = <A, B, E, R>(options: Options<A, B, E, R>): RuleSet.R
   return RuleSet.make(
     "combinators",
     [
-      Law.make("all collect-all reports every failure", Arbitrary.all({ f: s.f, g: s.pre, a }), (x) =>
+      Law.make("all collect-all reports every failure", Arbitrary.all({ f: s.fFaulty, g: s.faulty, a }), (x) =>
         CombinatorLaws.allCollectsEveryFailure(I, x.f, x.g, x.a)
       ),
-      Law.make("all fail-fast one at a time = fanout", Arbitrary.all({ f: s.f, g: s.pre, a }), (x) =>
+      Law.make("all fail-fast one at a time = fanout", Arbitrary.all({ f: s.fFaulty, g: s.faulty, a }), (x) =>
         CombinatorLaws.allSequentialFailFastIsFanout(I, x.f, x.g, x.a)
       ),
-      Law.make("all fail-fast fails with the first failure", Arbitrary.all({ f: s.f, g: s.pre, a }), (x) =>
+      Law.make("all fail-fast fails with the first failure", Arbitrary.all({ f: s.fFaulty, g: s.faulty, a }), (x) =>
         CombinatorLaws.allFailFastIsEffectAll(I, x.f, x.g, x.a)
       ),
-      Law.make("all over one tool = map (fail-fast)", Arbitrary.all({ f: s.f, a }), (x) =>
+      Law.make("all over one tool = map (fail-fast)", Arbitrary.all({ f: s.fFaulty, a }), (x) =>
         CombinatorLaws.allOfOneIsMap(I, x.f, x.a, "fail-fast")
       ),
-      Law.make("all over one tool = map (collect-all)", Arbitrary.all({ f: s.f, a }), (x) =>
+      Law.make("all over one tool = map (collect-all)", Arbitrary.all({ f: s.fFaulty, a }), (x) =>
         CombinatorLaws.allOfOneIsMap(I, x.f, x.a, "collect-all")
       ),
-      Law.make("orElse = f, else g", Arbitrary.all({ f: s.f, g: s.pre, a }), (x) =>
+      Law.make("orElse = f, else g", Arbitrary.all({ f: s.fFaulty, g: s.faulty, a }), (x) =>
         CombinatorLaws.orElseIsFallback(I, x.f, x.g, x.a)
       ),
       Law.make("orElse(f, g) = f when f succeeds", Arbitrary.all({ f: s.total, g: s.pre, a }), (x) =>
@@ -80,7 +80,7 @@ export const combinators = <A, B, E, R>(options: Options<A, B, E, R>): RuleSet.R
       Law.make("orElse(f, g) = g when f fails", Arbitrary.all({ fail: alwaysFails, g: s.pre, a }), (x) =>
         CombinatorLaws.orElseOfFailure(I, x.fail, x.g, x.a)
       ),
-      Law.make("orElse is associative", Arbitrary.all({ f: s.f, g: s.pre, h: s.pre, a }), (x) =>
+      Law.make("orElse is associative", Arbitrary.all({ f: s.fFaulty, g: s.faulty, h: s.faulty, a }), (x) =>
         CombinatorLaws.orElseAssociativity(I, x.f, x.g, x.h, x.a)
       ),
       Law.make("choice dispatches on _tag", Arbitrary.all({ f: s.f, g: s.pre, input: tagged }), (x) =>

@@ -125,7 +125,7 @@ export type AlgebraOptions<A, B, E, R> = CategoryTests.Options<A, B, E, R> &
  * @category registration
  * @since 0.1.0
  */
-export const category = <A, B, E, R>(name: string, options: AlgebraOptions<A, B, E, R>): void =>
+export const category = <A, B = A, E = never, R = never>(name: string, options: AlgebraOptions<A, B, E, R>): void =>
   checkAll(name, CategoryTests.category(options), options)
 
 /**
@@ -146,7 +146,7 @@ export const category = <A, B, E, R>(name: string, options: AlgebraOptions<A, B,
  * @category registration
  * @since 0.1.0
  */
-export const arrow = <A, B, E, R>(name: string, options: AlgebraOptions<A, B, E, R>): void =>
+export const arrow = <A, B = A, E = never, R = never>(name: string, options: AlgebraOptions<A, B, E, R>): void =>
   checkAll(name, ArrowTests.arrow(options), options)
 
 /**
@@ -158,7 +158,7 @@ export const arrow = <A, B, E, R>(name: string, options: AlgebraOptions<A, B, E,
  * @category registration
  * @since 0.1.0
  */
-export const combinators = <A, B, E, R>(name: string, options: AlgebraOptions<A, B, E, R>): void =>
+export const combinators = <A, B = A, E = never, R = never>(name: string, options: AlgebraOptions<A, B, E, R>): void =>
   checkAll(name, CombinatorTests.combinators(options), options)
 
 /**

@@ -152,7 +152,7 @@ export type Generated<A> = Tool.Tool<A, A, GeneratedFailure, EffectLog.EffectLog
  * @since 0.1.0
  */
 export interface Options {
-  /** The families to draw from; {@link families} by default. */
+  /** The families to draw from, in shrinking order (simplest first); {@link families} by default. A family listed twice is drawn twice as often. */
   readonly families?: ReadonlyArray<Family> | undefined
   /** The trust level of the generated tools (0 by default); above 0 every tool is built with `Tool.make`. */
   readonly trust?: Trust.TrustLevel | undefined
@@ -170,10 +170,11 @@ const moduli = Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum: 1, 
  */
 export const spec = <A>(values: Arbitrary.Arbitrary<A>, options?: Options): Arbitrary.Arbitrary<Spec<A>> => {
   const chosen = options?.families ?? families
-  const ordered = families.filter((f) => chosen.includes(f))
-  if (ordered.length === 0) throw new Error("ToolArbitrary.spec: no family to generate from")
-  const family = Arbitrary.schema(Schema.Literals(ordered as [Family, ...Array<Family>]))
-  return Arbitrary.flatMap(family, (tag): Arbitrary.Arbitrary<Spec<A>> => {
+  if (chosen.length === 0) throw new Error("ToolArbitrary.spec: no family to generate from")
+  // An index rather than a literal, so that a family listed twice is drawn twice as often; it shrinks towards the first.
+  const index = Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: chosen.length - 1 })))
+  return Arbitrary.flatMap(index, (i): Arbitrary.Arbitrary<Spec<A>> => {
+    const tag = chosen[i]!
     switch (tag) {
       case "pass":
         return Arbitrary.Constant({ _tag: "pass" })

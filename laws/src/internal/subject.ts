@@ -29,6 +29,10 @@ export interface Subject {
   readonly pre: Arbitrary.Arbitrary<Tool.Any>
   /** Generated endomorphisms of `f`'s output (tools placed after `f`). */
   readonly post: Arbitrary.Arbitrary<Tool.Any>
+  /** Generated endomorphisms that fail often (half of the draws are failing tools), for laws about failures. */
+  readonly faulty: Arbitrary.Arbitrary<Tool.Any>
+  /** The tool under test, or a generated endomorphism that fails often. */
+  readonly fFaulty: Arbitrary.Arbitrary<Tool.Any>
   /** Generated endomorphisms with the subject's families that never fail. */
   readonly total: Arbitrary.Arbitrary<Tool.Any>
   /** Values of `f`'s output, for pure functions placed after it; `undefined` when they cannot be generated. */
@@ -80,7 +84,12 @@ export const subjectOf = (options: SubjectOptions, name: string): Subject => {
     )
   }
   const outputSide = tool === undefined ? inputSide : resolveValues(options.output ?? tool.output)
-  const totalFamilies = (options.tools?.families ?? ToolArbitrary.families).filter((f) => f !== "failWhen")
+  const chosen = options.tools?.families ?? ToolArbitrary.families
+  const totalFamilies = chosen.filter((f) => f !== "failWhen")
+  const faultyFamilies = chosen.includes("failWhen")
+    ? [...chosen, ...totalFamilies.map(() => "failWhen" as const)]
+    : chosen
+  const faulty = endoOver(inputSide.schema, inputSide.values, { ...options.tools, families: faultyFamilies })
   return {
     instance,
     input: inputSide.values,
@@ -88,6 +97,8 @@ export const subjectOf = (options: SubjectOptions, name: string): Subject => {
     f: tool === undefined ? endoOver(inputSide.schema, inputSide.values, options.tools) : Arbitrary.Constant(tool),
     pre: endoOver(inputSide.schema, inputSide.values, options.tools),
     post: endoOver(outputSide.schema, outputSide.values, options.tools),
+    faulty,
+    fFaulty: tool === undefined ? faulty : Arbitrary.Constant(tool),
     total: endoOver(inputSide.schema, inputSide.values, {
       ...options.tools,
       families: totalFamilies.length > 0 ? totalFamilies : ["pass"]
