@@ -11,9 +11,11 @@
  * Output is read as it arrives (`--null` after each path, `NUM:` for a
  * match, `NUM-` for context, counts for the other modes, then `--stats`).
  * Once the result limit is passed, reading stops, which kills `rg`; the
- * number of files searched up to that point then comes from
- * `rg --files` with the same filters, read up to the file where the search
- * stopped.
+ * number of files searched up to that point is then counted by walking the
+ * same files in the same order without reading them: in process, with the
+ * TypeScript backend's walk (which the differential tests hold to
+ * ripgrep's), or, should that walk not meet the file where ripgrep stopped,
+ * with `rg --files` and the same filters.
  *
  * @internal
  */
@@ -26,6 +28,7 @@ import { type GrepError, InvalidGlob, InvalidPattern, SearchFailed } from "./err
 import { escapeGlob } from "./glob.ts"
 import type { Backend, Event, Query } from "./query.ts"
 import { displayLine, type Line } from "./scan.ts"
+import { filesOf } from "./typescript.ts"
 
 /** Whether an executable `rg` is on `PATH`. */
 export const available = (path = process.env.PATH ?? ""): boolean =>
@@ -184,8 +187,15 @@ class OutputParser {
     const data = this.carry.length === 0 ? chunk : Buffer.concat([this.carry, chunk])
     let at = 0
     while (at < data.length && this.stoppedAt === undefined) {
-      if (data[at] === 46 && data[at + 1] === 47) {
-        const nul = data.indexOf(0, at)
+      const lineEnd = data.indexOf(10, at)
+      const nul = data.indexOf(0, at)
+      // rg prints `./path: WARNING: stopped searching binary file after match …` after matches of a file
+      // it then found binary; that line has no NUL (a file name with a line break does, later on).
+      const warning =
+        lineEnd !== -1 &&
+        (nul === -1 || lineEnd < nul) &&
+        /: WARNING: stopped searching binary file/.test(decoder.decode(data.subarray(at, lineEnd)))
+      if (data[at] === 46 && data[at + 1] === 47 && !warning) {
         if (nul === -1) break
         const nl = data.indexOf(10, nul)
         if (nl === -1) break
@@ -331,10 +341,18 @@ export const ripgrep: Backend = {
       const truncatedEnd = Stream.suspend(() => {
         const stop = parser.stoppedAt
         if (stop === undefined) return Stream.empty
-        const files: Effect.Effect<Event, SearchFailed, ChildProcessSpawner.ChildProcessSpawner> =
-          q.base.kind === "file"
-            ? Effect.succeed({ _tag: "End", filesSearched: 1, truncated: true })
-            : Effect.map(filesUpTo(q, stop), (n) => ({ _tag: "End", filesSearched: n, truncated: true }))
+        const walked = Effect.map(filesOf(q), (files) => {
+          let n = 0
+          for (const file of files) {
+            n++
+            if (file.relative === stop) return n
+          }
+          return undefined
+        }).pipe(Effect.orElseSucceed(() => undefined))
+        const files: Effect.Effect<Event, SearchFailed, ChildProcessSpawner.ChildProcessSpawner> = Effect.flatMap(
+          walked,
+          (n) => (n === undefined ? filesUpTo(q, stop) : Effect.succeed(n))
+        ).pipe(Effect.map((n) => ({ _tag: "End", filesSearched: n, truncated: true })))
         return Stream.fromEffect(files)
       })
       return withSpawner(Stream.concat(main, truncatedEnd))

@@ -13,8 +13,8 @@
  * The file is read in chunks (1 MiB), so a search that stops early stops
  * reading, and memory is bounded by the chunk and the longest line. Lines
  * are found without the regex when the pattern has a required literal
- * (`Buffer.indexOf`, or a case-insensitive scan of the latin1 view), and
- * the linear-time regex (re2js) only confirms candidate lines.
+ * (`Buffer.indexOf`, or memchr on both cases of its rarest letter), and the
+ * linear-time regex (re2js) only confirms candidate lines.
  *
  * @internal
  */
@@ -63,21 +63,35 @@ export const displayLine = (bytes: Uint8Array, max: number): string => {
   return `${t.slice(0, cut)}…`
 }
 
+/**
+ * A read buffer shared by the files of one search (they are read one after
+ * the other), so a search allocates once instead of once per file.
+ */
+export interface Scratch {
+  buf: Buffer
+}
+
+export const makeScratch = (): Scratch => ({ buf: Buffer.allocUnsafe(0) })
+
 /** The bytes of a file, read in chunks into one growable buffer. */
 class Source {
   buf: Buffer
   len = 0
   eof = false
   private readonly fd: number | undefined
-  constructor(fd: number | undefined, sizeHint: number, initial?: Buffer) {
+  private readonly scratch: Scratch | undefined
+  constructor(fd: number | undefined, sizeHint: number, scratch: Scratch | undefined, initial?: Buffer) {
     this.fd = fd
+    this.scratch = scratch
     if (initial !== undefined) {
       this.buf = initial
       this.len = initial.length
       this.eof = true
     } else {
       // Room for a small file and the read that reports its end; big files are read a chunk at a time.
-      this.buf = Buffer.allocUnsafe(Math.min(Math.max(sizeHint + 1, 4096), chunkSize))
+      const want = Math.min(Math.max(sizeHint + 1, 4096), chunkSize)
+      if (scratch !== undefined && scratch.buf.length < want) scratch.buf = Buffer.allocUnsafe(want)
+      this.buf = scratch?.buf ?? Buffer.allocUnsafe(want)
     }
   }
   /** Reads at least `want` bytes more, or to the end. */
@@ -89,6 +103,7 @@ class Source {
         const grown = Buffer.allocUnsafe(this.buf.length * 2)
         this.buf.copy(grown, 0, 0, this.len)
         this.buf = grown
+        if (this.scratch !== undefined) this.scratch.buf = grown
       }
       const n = readSync(this.fd, this.buf, this.len, this.buf.length - this.len, null)
       if (n === 0) {
@@ -109,15 +124,15 @@ class Source {
 }
 
 /** Opens the bytes of a file for scanning; `undefined` when ripgrep would skip it as binary. */
-const open = (fd: number, size: number): Source | undefined => {
-  const src = new Source(fd, size)
+const open = (fd: number, size: number, scratch: Scratch | undefined): Source | undefined => {
+  const src = new Source(fd, size, scratch)
   src.fill(binaryWindow)
   const b = src.buf
   if (src.len >= 2 && ((b[0] === 0xff && b[1] === 0xfe) || (b[0] === 0xfe && b[1] === 0xff))) {
     // UTF-16 with a byte order mark: ripgrep transcodes it to UTF-8 (dropping the mark) before searching.
     while (!src.eof) src.fill(chunkSize)
     const text = new TextDecoder(b[0] === 0xff ? "utf-16le" : "utf-16be").decode(b.subarray(0, src.len))
-    const utf8 = new Source(undefined, 0, Buffer.from(text, "utf8"))
+    const utf8 = new Source(undefined, 0, undefined, Buffer.from(text, "utf8"))
     return utf8.buf.subarray(0, Math.min(utf8.len, binaryWindow)).includes(0) ? undefined : utf8
   }
   if (b.subarray(0, Math.min(src.len, binaryWindow)).includes(0)) return undefined
@@ -146,33 +161,74 @@ const lineStart = (buf: Buffer, at: number, floor: number): number => {
   return i < floor ? floor : i + 1
 }
 
+// Bytes from most to least frequent in source code and prose, to pick the rarest byte of a needle.
+const frequent = " e\nt;a.o(i)n,sr=l:\"d'c{}u/p_mh-fgb*[]y0w1v2x<>k3qj#z"
+const rank = (byte: number): number => {
+  const i = frequent.indexOf(String.fromCharCode(byte | (byte >= 65 && byte <= 90 ? 0x20 : 0)))
+  return i === -1 ? frequent.length : i
+}
+
+/**
+ * Finds an ASCII needle regardless of case: `Buffer.indexOf` (memchr) runs
+ * for both cases of the needle's rarest letter, and the bytes around each
+ * hit are compared with letters folded.
+ */
+const asciiCaseless = (needle: string) => {
+  const bytes = Buffer.from(needle, "latin1")
+  const n = bytes.length
+  let j = 0
+  for (let k = 1; k < n; k++) if (rank(bytes[k]!) > rank(bytes[j]!)) j = k
+  const isLetter = (b: number) => (b | 0x20) >= 97 && (b | 0x20) <= 122
+  const lower = bytes.map((b) => (isLetter(b) ? b | 0x20 : b))
+  const lo = lower[j]!
+  const up = isLetter(lo) ? lo & ~0x20 : -1
+  let nextLo = -2
+  let nextUp = -2
+  const matchesAt = (buf: Buffer, start: number): boolean => {
+    if (start < 0 || start + n > buf.length) return false
+    for (let k = 0; k < n; k++) {
+      const b = buf[start + k]!
+      if ((isLetter(lower[k]!) ? b | 0x20 : b) !== lower[k]) return false
+    }
+    return true
+  }
+  return {
+    reset: () => {
+      nextLo = -2
+      nextUp = -2
+    },
+    find: (buf: Buffer, from: number): number => {
+      const min = from + j
+      while (true) {
+        if (nextLo !== -1 && nextLo < min) nextLo = buf.indexOf(lo, min)
+        if (up !== -1 && nextUp !== -1 && nextUp < min) nextUp = buf.indexOf(up, min)
+        if (up === -1) nextUp = -1
+        if (nextLo === -1 && nextUp === -1) return -1
+        const takeLo = nextUp === -1 || (nextLo !== -1 && nextLo < nextUp)
+        const hit = takeLo ? nextLo : nextUp
+        if (matchesAt(buf, hit - j)) return hit - j
+        if (takeLo) nextLo = buf.indexOf(lo, hit + 1)
+        else nextUp = buf.indexOf(up, hit + 1)
+      }
+    }
+  }
+}
+
 /**
  * Finds matching lines in `[from, end)` of a buffer whose region holds whole
  * lines. Returns the line's bounds (`end` excludes the `\n`), or undefined.
  */
 const matcher = (pattern: CompiledPattern) => {
   const pre = pattern.prefilter
-  let latin1: string | undefined
-  let latin1Start = 0
-  let latin1End = -1
-  const ci = pre?.kind === "ascii-ci" ? new RegExp(pre.needle.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&"), "gi") : undefined
+  const caseless = pre?.kind === "ascii-ci" ? asciiCaseless(pre.needle) : undefined
   const candidate = (buf: Buffer, from: number, end: number): number => {
     if (pre === undefined) return from < end ? from : -1
     if (pre.kind === "bytes") return buf.indexOf(pre.needle, from)
-    if (latin1 === undefined || from < latin1Start || end !== latin1End) {
-      latin1 = buf.toString("latin1", from, end)
-      latin1Start = from
-      latin1End = end
-    }
-    ci!.lastIndex = from - latin1Start
-    const m = ci!.exec(latin1)
-    return m === null ? -1 : m.index + latin1Start
+    return caseless!.find(buf, from)
   }
   return {
-    /** Drops the latin1 view (the buffer moved). */
-    reset: () => {
-      latin1 = undefined
-    },
+    /** Forgets positions found so far (the buffer moved or grew). */
+    reset: () => caseless?.reset(),
     next: (whole: Buffer, from: number, end: number): { readonly start: number; readonly end: number } | undefined => {
       // A view that ends with the region, so no search runs into bytes past it.
       const buf = whole.subarray(0, end)
@@ -202,8 +258,8 @@ const regionEnd = (src: Source, pos: number): number => {
  * The matches of a file with their context (content mode), in order. The
  * generator stops reading as soon as its consumer stops pulling.
  */
-export function* contentMatches(fd: number, size: number, s: ScanSettings): Generator<FileMatch> {
-  const src = open(fd, size)
+export function* contentMatches(fd: number, size: number, s: ScanSettings, scratch?: Scratch): Generator<FileMatch> {
+  const src = open(fd, size, scratch)
   if (src === undefined) return
   const find = matcher(s.pattern)
   const text = (a: number, b: number) => displayLine(src.buf.subarray(a, b), s.lineLength)
@@ -303,8 +359,14 @@ export function* contentMatches(fd: number, size: number, s: ScanSettings): Gene
  * 1 at the first match (files mode). `0` when nothing matches or ripgrep
  * would drop the file (binary, or a matching line holding a NUL byte).
  */
-export const countMatches = (fd: number, size: number, pattern: CompiledPattern, firstOnly: boolean): number => {
-  const src = open(fd, size)
+export const countMatches = (
+  fd: number,
+  size: number,
+  pattern: CompiledPattern,
+  firstOnly: boolean,
+  scratch?: Scratch
+): number => {
+  const src = open(fd, size, scratch)
   if (src === undefined) return 0
   const find = matcher(pattern)
   let pos = 0

@@ -14,7 +14,7 @@ import { Effect, Stream } from "effect"
 import { InvalidGlob } from "./errors.ts"
 import { GlobSyntax, overrides, typeFilter } from "./glob.ts"
 import type { Backend, Event, Query } from "./query.ts"
-import { contentMatches, countMatches, type ScanSettings } from "./scan.ts"
+import { contentMatches, countMatches, makeScratch, type ScanSettings } from "./scan.ts"
 import { type WalkedFile, walk } from "./walk.ts"
 
 const readFlags = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW
@@ -52,6 +52,7 @@ function* run(query: Query, files: Iterable<WalkedFile>): Generator<Step> {
     after: query.after,
     lineLength: query.lineLength
   }
+  const scratch = makeScratch()
   let searched = 0
   let emitted = 0
   for (const file of files) {
@@ -60,7 +61,7 @@ function* run(query: Query, files: Iterable<WalkedFile>): Generator<Step> {
     searched++
     try {
       if (query.mode === "content") {
-        for (const match of contentMatches(opened.fd, opened.size, settings)) {
+        for (const match of contentMatches(opened.fd, opened.size, settings, scratch)) {
           if (emitted === query.limit) {
             yield { _tag: "End", filesSearched: searched, truncated: true }
             return
@@ -69,7 +70,7 @@ function* run(query: Query, files: Iterable<WalkedFile>): Generator<Step> {
           yield { _tag: "Match", path: file.relative, match }
         }
       } else {
-        const count = countMatches(opened.fd, opened.size, query.pattern, query.mode === "files")
+        const count = countMatches(opened.fd, opened.size, query.pattern, query.mode === "files", scratch)
         if (count > 0) {
           if (emitted === query.limit) {
             yield { _tag: "End", filesSearched: searched, truncated: true }
@@ -92,28 +93,32 @@ function* run(query: Query, files: Iterable<WalkedFile>): Generator<Step> {
   yield { _tag: "End", filesSearched: searched, truncated: false }
 }
 
+/** The files a query searches, in ripgrep's order, without reading them. */
+export const filesOf = (query: Query): Effect.Effect<Iterable<WalkedFile>, InvalidGlob> =>
+  Effect.map(
+    Effect.try({
+      try: () => overrides(query.glob === undefined ? [] : [query.glob]),
+      catch: (e) => new InvalidGlob({ glob: query.glob ?? "", detail: e instanceof GlobSyntax ? e.message : String(e) })
+    }),
+    (compiled): Iterable<WalkedFile> =>
+      query.base.kind === "file"
+        ? [{ relative: query.base.relative, path: `${query.root}/${query.base.relative}` }]
+        : walk({
+            root: query.root,
+            base: query.base.relative,
+            excluded: query.excluded,
+            overrides: compiled,
+            types: query.typeGlobs === undefined ? undefined : typeFilter(query.typeGlobs)
+          })
+  )
+
 /** The TypeScript backend. */
 export const typescript: Backend = {
   name: "typescript",
   search: (query) =>
     Stream.unwrap(
       Effect.gen(function* () {
-        const globs = query.glob === undefined ? [] : [query.glob]
-        const compiled = yield* Effect.try({
-          try: () => overrides(globs),
-          catch: (e) =>
-            new InvalidGlob({ glob: query.glob ?? "", detail: e instanceof GlobSyntax ? e.message : String(e) })
-        })
-        const files: Iterable<WalkedFile> =
-          query.base.kind === "file"
-            ? [{ relative: query.base.relative, path: `${query.root}/${query.base.relative}` }]
-            : walk({
-                root: query.root,
-                base: query.base.relative,
-                excluded: query.excluded,
-                overrides: compiled,
-                types: query.typeGlobs === undefined ? undefined : typeFilter(query.typeGlobs)
-              })
+        const files = yield* filesOf(query)
         const steps = run(query, files)
         return Stream.fromIteratorSucceed(steps, 1).pipe(
           Stream.filter((step): step is Event => step._tag !== "Tick"),
