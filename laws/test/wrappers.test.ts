@@ -7,9 +7,13 @@
  * Summarized keeps exactly the bare result in memory.
  */
 import { randomUUID } from "node:crypto"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Tool, Trust } from "@ugent/core"
+import { Changes, Tool, Trust } from "@ugent/core"
 import { Laws, Report, RuleSet, WrapperTests } from "@ugent/laws"
+import { Edit, Read, Workspace, Write } from "@ugent/tools"
 import {
   Audited,
   AuditStore,
@@ -161,5 +165,29 @@ describe("the laws catch a wrapper that breaks them", () => {
       })
       assert.isFalse(reports.every(Report.isPassed))
     })
+  )
+})
+
+describe("Cached over the real file tools", () => {
+  it.effect("a read after file.write or file.edit through the workspace is never stale", () =>
+    Effect.gen(function* () {
+      const root = mkdtempSync(join(tmpdir(), "ugent-cached-tools-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(root, { recursive: true, force: true })))
+      writeFileSync(join(root, "notes.md"), "v0\n")
+      const read = Cached(Read.read)
+      const layer = Layer.mergeAll(Workspace.layer({ root }), Trust.grant(1), Changes.layer)
+      yield* Effect.gen(function* () {
+        let seen = yield* read.run({ path: "notes.md" })
+        for (let i = 1; i <= 5; i++) {
+          yield* Write.write.run({ path: "notes.md", content: `v${i}\n`, proof: seen.proof })
+          seen = yield* read.run({ path: "./notes.md" })
+          assert.include(seen.content, `v${i}`)
+          // A second read of the same path, with nothing written in between, is served from the cache.
+          assert.strictEqual(yield* read.run({ path: "./notes.md" }), seen)
+        }
+        yield* Edit.edit.run({ path: "notes.md", oldText: "v5", newText: "edited", proof: seen.proof })
+        assert.include((yield* read.run({ path: "notes.md" })).content, "edited")
+      }).pipe(Effect.provide(layer))
+    }).pipe(Effect.scoped)
   )
 })
