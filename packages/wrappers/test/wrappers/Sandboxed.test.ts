@@ -5,7 +5,7 @@ import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Tool, Trust } from "@ugent/core"
 import { CommandDenied, OutputTooLarge, OutsideWorkspace, Sandboxed, TimedOut } from "@ugent/wrappers"
-import { Duration, Effect, Layer, Schema, Stream } from "effect"
+import { Duration, Effect, Fiber, Layer, Schema, Stream } from "effect"
 import { ChildProcess } from "effect/process"
 import { afterAll } from "vitest"
 
@@ -401,6 +401,28 @@ describe("Sandboxed", () => {
           }
           assert.isFalse(alive, `process ${pid} survived the timeout`)
         }
+      }).pipe(Effect.provide(env))
+    )
+
+    it.live("interrupting a running call kills its process group too", () =>
+      Effect.gen(function* () {
+        const root = workspace()
+        const fiber = yield* Effect.forkChild(
+          Sandboxed(shell, { root, timeout: "1 minute" }).run({ command: "(sleep 60 & echo $! > bg.pid; wait) & wait" })
+        )
+        const pidFile = join(root, "bg.pid")
+        for (let i = 0; i < 200 && !(existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== ""); i++) {
+          yield* Effect.sleep(Duration.millis(20))
+        }
+        const pid = Number(readFileSync(pidFile, "utf8").trim())
+        assert.isTrue(running(pid))
+        yield* Fiber.interrupt(fiber)
+        let alive = running(pid)
+        for (let i = 0; i < 50 && alive; i++) {
+          yield* Effect.sleep(Duration.millis(20))
+          alive = running(pid)
+        }
+        assert.isFalse(alive, `process ${pid} survived the interruption`)
       }).pipe(Effect.provide(env))
     )
 
