@@ -29,3 +29,5 @@ export * as Registry from "./Registry.ts"
 export * as Server from "./Server.ts"
 /** @since 0.1.0 */
 export * as Http from "./projections/Http.ts"
+/** @since 0.1.0 */
+export * as Cli from "./projections/Cli.ts"

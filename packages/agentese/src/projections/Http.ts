@@ -654,6 +654,9 @@ export const serve = <E = never, R = never>(options: ServeOptions, routes?: Laye
   const app = routes === undefined ? api : Layer.mergeAll(api, routes)
   return HttpRouter.serve(app, { disableListenLog: true, disableLogger: true }).pipe(
     Layer.provide(Server.layer(options)),
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port ?? 7345, host }))
+    Layer.provideMerge(
+      // Open event streams never end by themselves: a short grace lets a stopped server exit promptly.
+      NodeHttpServer.layer(createServer, { port: options.port ?? 7345, host, gracefulShutdownTimeout: "5 seconds" })
+    )
   )
 }

@@ -1,0 +1,524 @@
+/**
+ * The `ugent` command line: the `invoke` road from a shell. `ugent list`,
+ * `ugent describe <path>` and `ugent invoke <path | "a >> b">` call the road
+ * once; `ugent exec` runs every call in a model's text; `ugent serve` starts
+ * the HTTP API (and the MCP endpoint at `/mcp`); `ugent mcp` is an MCP server
+ * on stdio.
+ *
+ * The caller is configured by flags (`--root`, `--trust`, `--recipe`), never
+ * by the input. With `--json` a command prints exactly one JSON object on
+ * stdout. Exit codes: 0 success, 1 a call that did not succeed (any
+ * `ok: false`), 2 a usage error (bad flags, invalid `--input` JSON, an
+ * unreadable or invalid recipe, an unknown trust level).
+ *
+ * @since 0.1.0
+ */
+import { mkdirSync, statSync, writeFileSync } from "node:fs"
+import { resolve } from "node:path"
+import { text as readAll } from "node:stream/consumers"
+import { NodeRuntime, NodeServices } from "@effect/platform-node"
+import { ToolError, Trust } from "@ugent/core"
+import { Cause, Console, Context, Effect, Exit, Fiber, Layer, Logger, Option, Runtime, Schema } from "effect"
+import { Argument, CliError, CliOutput, Command, Flag } from "effect/cli"
+import { HttpServer } from "effect/http"
+import type * as Invoke from "../Invoke.ts"
+import { Invoker } from "../Invoke.ts"
+import * as Recipe from "../Recipe.ts"
+import * as Server from "../Server.ts"
+import * as Http from "./Http.ts"
+import * as Mcp from "./Mcp.ts"
+
+/**
+ * The version `ugent --version` prints.
+ *
+ * @category constants
+ * @since 0.1.0
+ */
+export const version = "0.1.0"
+
+// ---------------------------------------------------------------------------
+// Errors and exit codes
+// ---------------------------------------------------------------------------
+
+/**
+ * The command line was wrong: a flag, the `--input` JSON, the recipe, the
+ * root. Exit code 2.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", {
+  problem: Schema.String
+}) {
+  override readonly [Runtime.errorExitCode] = 2
+  override readonly [Runtime.errorReported] = true
+  override get message(): string {
+    const problem = /[.!?]$/.test(this.problem.trimEnd()) ? this.problem.trimEnd() : `${this.problem.trimEnd()}.`
+    return `${problem} Run ugent --help (or ugent <command> --help) for usage.`
+  }
+}
+
+/**
+ * A call did not succeed; its outcome is already printed. Exit code 1.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class CallFailed extends Schema.TaggedError<CallFailed>()("CallFailed", {
+  path: Schema.String,
+  tag: Schema.String
+}) {
+  override readonly [Runtime.errorExitCode] = 1
+  override readonly [Runtime.errorReported] = true
+  override get message(): string {
+    return `The call to ${this.path} failed with ${this.tag}.`
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Flags
+// ---------------------------------------------------------------------------
+
+const common = {
+  root: Flag.Directory("root").pipe(
+    Flag.withDescription("The workspace root (default: the current directory)"),
+    Flag.optional
+  ),
+  trust: Flag.Literals("trust", ["L0", "L1", "L2", "L3"]).pipe(
+    Flag.withDescription(
+      "The caller's trust level: L0 read-only, L1 writes with a read proof inside the writable globs, L2 more with approval (none here: refused), L3 everything"
+    ),
+    Flag.withDefault("L0" as const)
+  ),
+  recipe: Flag.String("recipe").pipe(
+    Flag.withDescription("A recipe file (JSON): allow / deny patterns, approvals, rate limits, minimum trust"),
+    Flag.optional
+  ),
+  stores: Flag.String("stores").pipe(
+    Flag.withDescription(
+      "Where traces and audit records go: memory, sqlite (<root>/.ugent/ugent.db, git-ignored) or a postgres:// URL"
+    ),
+    Flag.optional
+  ),
+  redis: Flag.String("redis").pipe(
+    Flag.withDescription("A Redis URL to share rate limits and circuit breakers with other processes"),
+    Flag.optional
+  )
+}
+
+const json = Flag.Boolean("json").pipe(
+  Flag.withDescription("Print exactly one JSON object on stdout"),
+  Flag.withDefault(false)
+)
+
+type Common = {
+  readonly root: Option.Option<string>
+  readonly trust: "L0" | "L1" | "L2" | "L3"
+  readonly recipe: Option.Option<string>
+  readonly stores: Option.Option<string>
+  readonly redis: Option.Option<string>
+}
+
+const storesOf = (
+  flag: Option.Option<string>,
+  fallback: "memory" | "sqlite"
+): Effect.Effect<NonNullable<Server.Options["stores"]>, UsageError> => {
+  if (Option.isNone(flag)) return Effect.succeed(fallback)
+  const value = flag.value
+  if (value === "memory" || value === "sqlite") return Effect.succeed(value)
+  if (/^postgres(ql)?:\/\//.test(value)) return Effect.succeed({ pg: value })
+  return Effect.fail(
+    new UsageError({ problem: `--stores ${value} is not a store: use memory, sqlite or a postgres:// URL.` })
+  )
+}
+
+/**
+ * Keeps `<root>/.ugent/` (the SQLite stores) out of the user's git status:
+ * the directory ignores itself.
+ */
+const prepareUgentDir = (root: string) =>
+  Effect.try({
+    try: () => {
+      const dir = resolve(root, ".ugent")
+      mkdirSync(dir, { recursive: true })
+      writeFileSync(resolve(dir, ".gitignore"), "*\n", { flag: "wx" })
+    },
+    catch: (e) => e
+  }).pipe(
+    Effect.catch((e) =>
+      (e as { code?: unknown }).code === "EEXIST"
+        ? Effect.void
+        : Effect.fail(
+            new UsageError({
+              problem: `Could not create ${resolve(root, ".ugent")} for the stores (${e instanceof Error ? e.message : String(e)}); pass --stores memory, or a root you can write.`
+            })
+          )
+    )
+  )
+
+const isDirectory = (path: string) => statSync(path, { throwIfNoEntry: false })?.isDirectory() === true
+const isFile = (path: string) => statSync(path, { throwIfNoEntry: false })?.isFile() === true
+
+/**
+ * The server options the flags describe.
+ *
+ * @category configuration
+ * @since 0.1.0
+ */
+export const optionsOf = (
+  flags: Common,
+  defaults: { readonly stores: "memory" | "sqlite" }
+): Effect.Effect<Server.Options, UsageError> =>
+  Effect.gen(function* () {
+    const root = resolve(Option.getOrElse(flags.root, () => process.cwd()))
+    if (!isDirectory(root)) return yield* new UsageError({ problem: `The root ${root} is not a directory.` })
+    const trust = Option.getOrUndefined(Trust.parse(flags.trust))
+    if (trust === undefined) return yield* new UsageError({ problem: `${flags.trust} is not a trust level (L0..L3).` })
+    if (Option.isSome(flags.recipe) && !isFile(resolve(flags.recipe.value))) {
+      return yield* new UsageError({ problem: `The recipe file ${flags.recipe.value} does not exist.` })
+    }
+    const recipe = Option.isSome(flags.recipe)
+      ? yield* Recipe.load(resolve(flags.recipe.value)).pipe(
+          Effect.mapError((e) => new UsageError({ problem: e.message }))
+        )
+      : undefined
+    const stores = yield* storesOf(flags.stores, defaults.stores)
+    if (stores === "sqlite") yield* prepareUgentDir(root)
+    return {
+      root,
+      trust,
+      recipe,
+      stores,
+      redis: Option.getOrUndefined(flags.redis),
+      observerId: "local"
+    }
+  })
+
+// ---------------------------------------------------------------------------
+// Printing
+// ---------------------------------------------------------------------------
+
+const printJson = (value: unknown) => Console.log(JSON.stringify(value))
+
+/** Prints a usage error (as JSON on stdout with --json) and fails with it. */
+const usage = (asJson: boolean) => (error: UsageError) =>
+  Effect.andThen(
+    asJson
+      ? printJson({ ok: false, error: { _tag: error._tag, message: error.message }, kind: "usage" })
+      : Console.error(`ugent: ${error.message}`),
+    Effect.fail(error)
+  )
+
+/** On a terminal, says what is running when a call takes more than a second; silent when piped. */
+const withProgress = <A, E, R>(label: string, effect: Effect.Effect<A, E, R>) =>
+  process.stderr.isTTY !== true
+    ? effect
+    : Effect.gen(function* () {
+        const notice = yield* Effect.forkChild(Effect.delay(Console.error(`ugent: ${label}…`), "1 second"))
+        return yield* Effect.ensuring(effect, Fiber.interrupt(notice))
+      })
+
+const firstSentence = (s: string) => {
+  const m = /^(.*?[.!?])(\s+(?=[A-Z`])|$)/.exec(s)
+  return m === null ? s : m[1]!
+}
+
+const printOutcome = (outcome: Invoke.Outcome, asJson: boolean) =>
+  Effect.gen(function* () {
+    if (asJson) yield* printJson(outcome)
+    else if (outcome.ok) yield* Console.log(JSON.stringify(outcome.result, null, 2))
+    else yield* Console.error(`ugent: ${outcome.error._tag}: ${outcome.error.message}`)
+    if (!outcome.ok) return yield* new CallFailed({ path: outcome.path, tag: outcome.error._tag })
+  })
+
+/** A store, a service or a port that cannot start is a configuration problem (exit 2). */
+const startupProblem = (e: unknown): UsageError =>
+  e instanceof UsageError
+    ? e
+    : new UsageError({ problem: `The server could not start: ${ToolError.messageOf(e).replace(/\.$/, "")}.` })
+
+const onRoad = <A>(
+  options: Server.Options,
+  effect: Effect.Effect<A, never, Server.Services>
+): Effect.Effect<A, UsageError> => Effect.provide(effect, Server.layer(options)).pipe(Effect.mapError(startupProblem))
+
+// ---------------------------------------------------------------------------
+// Commands
+// ---------------------------------------------------------------------------
+
+const list = Command.make("list", { ...common, json }, (flags) =>
+  Effect.gen(function* () {
+    const options = yield* optionsOf(flags, { stores: "memory" })
+    const listing = yield* onRoad(options, Http.listing)
+    if (flags.json) return yield* printJson(listing)
+    const width = Math.max(0, ...listing.paths.map((p) => p.path.length))
+    for (const p of listing.paths) {
+      yield* Console.log(
+        `${p.path.padEnd(width)}  L${p.trust}${p.requiresApproval ? "+approval" : ""}  ${firstSentence(p.description)}`
+      )
+    }
+    if (listing.paths.length === 0) yield* Console.error("ugent: no path is offered to this caller.")
+  }).pipe(Effect.catchTag("UsageError", usage(flags.json)))
+).pipe(
+  Command.withDescription("List the paths this caller may use (the same check invoke enforces)"),
+  Command.withExamples([
+    { command: "ugent list", description: "What an L0 caller may call in the current directory" },
+    { command: "ugent list --trust L1 --recipe recipe.json --json", description: "As JSON, for an L1 caller" }
+  ])
+)
+
+const describe = Command.make(
+  "describe",
+  {
+    path: Argument.String("path").pipe(
+      Argument.withDescription("A path (world.tools.file.read) or its provider-safe name (world_tools_file_read)")
+    ),
+    ...common,
+    json
+  },
+  (flags) =>
+    Effect.gen(function* () {
+      const options = yield* optionsOf(flags, { stores: "memory" })
+      const described = yield* onRoad(options, Http.describe(flags.path))
+      if (!described.ok) return yield* printOutcome(described, flags.json)
+      const d = described.description
+      if (flags.json) return yield* printJson(d)
+      const effects = Object.entries(d.effects)
+        .filter(([, on]) => on)
+        .map(([k]) => k)
+      yield* Console.log(`${d.path} (${d.providerName})`)
+      yield* Console.log(`  ${d.description}`)
+      yield* Console.log(
+        `  trust: L${d.trust}${d.trust !== d.toolTrust ? ` (the tool's own: L${d.toolTrust})` : ""}${d.requiresApproval ? ", every call needs approval" : ""}`
+      )
+      yield* Console.log(`  effects: ${effects.length > 0 ? effects.join(", ") : "none"}`)
+      yield* Console.log(`  input: ${JSON.stringify(d.input, null, 2).replaceAll("\n", "\n  ")}`)
+      yield* Console.log(`  output: ${JSON.stringify(d.output, null, 2).replaceAll("\n", "\n  ")}`)
+    }).pipe(Effect.catchTag("UsageError", usage(flags.json)))
+).pipe(Command.withDescription("Describe a path: its input, output and error schemas, trust level and effects"))
+
+const readStdin = Effect.promise(() => readAll(process.stdin))
+
+const parseInput = (raw: string): Effect.Effect<unknown, UsageError> =>
+  Effect.try({
+    try: () => JSON.parse(raw) as unknown,
+    catch: (e) =>
+      new UsageError({
+        problem: `--input is not valid JSON (${e instanceof Error ? e.message : String(e)}): write it as '{"path": "README.md"}'.`
+      })
+  })
+
+const invoke = Command.make(
+  "invoke",
+  {
+    path: Argument.String("path").pipe(
+      Argument.withDescription(
+        'A path, a provider-safe name, or a pipeline "a >> b" (each step gets the previous output)'
+      )
+    ),
+    input: Flag.String("input").pipe(
+      Flag.withAlias("i"),
+      Flag.withDescription("The input as JSON (default {}); - reads it from stdin"),
+      Flag.optional
+    ),
+    ...common,
+    json
+  },
+  (flags) =>
+    Effect.gen(function* () {
+      const raw = Option.isNone(flags.input)
+        ? undefined
+        : flags.input.value === "-"
+          ? yield* readStdin
+          : flags.input.value
+      const input = raw === undefined ? {} : yield* parseInput(raw)
+      const options = yield* optionsOf(flags, { stores: "sqlite" })
+      const outcome = yield* onRoad(
+        options,
+        withProgress(
+          `running ${flags.path}`,
+          Effect.flatMap(Invoker, (road) => road.invoke({ path: flags.path, input }))
+        )
+      )
+      yield* printOutcome(outcome, flags.json)
+    }).pipe(Effect.catchTag("UsageError", usage(flags.json)))
+).pipe(
+  Command.withDescription("Invoke a path (or a pipeline) through the road: policy, trust, rate limits, audit, events"),
+  Command.withExamples([
+    {
+      command: `ugent invoke world.tools.file.read --input '{"path": "README.md"}'`,
+      description: "Read a file"
+    },
+    {
+      command: `ugent invoke "world.tools.file.read >> world.tools.file.edit --edits=[...]" --input '{"path": "a.md"}' --trust L1`,
+      description: "A pipeline: read, then edit with the read's proof"
+    }
+  ])
+)
+
+const exec = Command.make(
+  "exec",
+  {
+    text: Flag.String("text").pipe(
+      Flag.withDescription("Model text with EXECUTE: lines, <tool_call> blocks or pipelines (default: stdin)"),
+      Flag.optional
+    ),
+    ...common,
+    json
+  },
+  (flags) =>
+    Effect.gen(function* () {
+      const text = Option.isSome(flags.text) ? flags.text.value : yield* readStdin
+      const options = yield* optionsOf(flags, { stores: "sqlite" })
+      const outcomes = yield* onRoad(
+        options,
+        withProgress(
+          "running the calls",
+          Effect.flatMap(Invoker, (road) => road.invokeText(text))
+        )
+      )
+      const failed = outcomes.find((o) => !o.ok)
+      if (flags.json) yield* printJson({ ok: failed === undefined, outcomes })
+      else {
+        for (const o of outcomes) {
+          if (o.ok) yield* Console.log(`${o.path}: ${JSON.stringify(o.result, null, 2)}`)
+          else yield* Console.error(`ugent: ${o.path || "(parse)"}: ${o.error._tag}: ${o.error.message}`)
+        }
+        if (outcomes.length === 0) yield* Console.error("ugent: the text has no call in it.")
+      }
+      if (failed !== undefined && !failed.ok) {
+        return yield* new CallFailed({ path: failed.path, tag: failed.error._tag })
+      }
+    }).pipe(Effect.catchTag("UsageError", usage(flags.json)))
+).pipe(
+  Command.withDescription(
+    "Run every call in a model's text (EXECUTE: lines, <tool_call> blocks), up to the recipe's calls per response"
+  )
+)
+
+const mcp = Command.make("mcp", { ...common }, (flags) =>
+  Effect.gen(function* () {
+    const options = yield* optionsOf(flags, { stores: "sqlite" })
+    yield* Layer.launch(Mcp.layerStdio().pipe(Layer.provide(Server.layer(options)))).pipe(
+      Effect.mapError(startupProblem)
+    )
+  }).pipe(Effect.catchTag("UsageError", usage(false)))
+).pipe(Command.withDescription("An MCP server on stdio (stdout carries only protocol messages)"))
+
+const serve = Command.make(
+  "serve",
+  {
+    port: Flag.Int("port").pipe(
+      Flag.withDescription("The port (default 7345; 0 picks a free one)"),
+      Flag.withDefault(7345)
+    ),
+    host: Flag.String("host").pipe(
+      Flag.withDescription("The address to bind (default 127.0.0.1: loopback only)"),
+      Flag.withDefault("127.0.0.1")
+    ),
+    ...common
+  },
+  (flags) =>
+    Effect.gen(function* () {
+      const options = yield* optionsOf(flags, { stores: "sqlite" })
+      if (!Http.isLoopback(flags.host)) {
+        yield* Console.error(
+          `ugent: warning: ${flags.host} is not a loopback address; whoever reaches it calls as "${options.observerId}" at L${options.trust}.`
+        )
+      }
+      const app = Http.serve({ ...options, port: flags.port, host: flags.host }, Mcp.layerHttp({ path: "/mcp" }))
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const context = yield* Layer.build(app)
+          const url = HttpServer.formatAddress(Context.get(context, HttpServer.HttpServer).address)
+          yield* Console.error(
+            `ugent: serving ${url} (API ${url}/v1, OpenAPI ${url}/v1/openapi.json, MCP ${url}/mcp) as ${options.observerId} at L${options.trust}, root ${options.root}`
+          )
+          return yield* Effect.never
+        })
+      ).pipe(Effect.mapError(startupProblem))
+    }).pipe(Effect.catchTag("UsageError", usage(false)))
+).pipe(Command.withDescription("Serve the HTTP JSON API and the MCP endpoint (/mcp) on one server"))
+
+/**
+ * The `ugent` command.
+ *
+ * @category commands
+ * @since 0.1.0
+ */
+export const command = Command.make("ugent").pipe(
+  Command.withDescription(
+    "Every tool on a path (world.tools.file.read), through one road: policy, trust, rate limits, audit, events"
+  ),
+  Command.withSubcommands([list, describe, invoke, exec, serve, mcp])
+)
+
+/** Invalid invocations go to stderr, so stdout keeps only results. */
+const presenter = CliOutput.layerPresenter({
+  present: (event) =>
+    event._tag === "InvalidInvocation"
+      ? Effect.gen(function* () {
+          const formatter = yield* CliOutput.Formatter
+          yield* Console.error(formatter.formatErrors(event.errors))
+        })
+      : CliOutput.defaultPresenter.present(event)
+})
+
+/**
+ * Runs `ugent` with arguments. It fails with `UsageError` (exit code 2) or
+ * `CallFailed` (exit code 1), already printed.
+ *
+ * @category running
+ * @since 0.1.0
+ */
+export const run = (argv: ReadonlyArray<string>): Effect.Effect<void, UsageError | CallFailed, Command.Environment> =>
+  Command.runWith(command, { version })(argv).pipe(
+    Effect.catchIf(CliError.isCliError, (error) => {
+      const problem =
+        error._tag === "ShowHelp"
+          ? error.errors.map((e) => e.message).join(" ") || "A command is needed."
+          : error.message
+      const usageError = new UsageError({ problem })
+      return argv.includes("--json")
+        ? Effect.andThen(
+            printJson({ ok: false, error: { _tag: "UsageError", message: usageError.message }, kind: "usage" }),
+            Effect.fail(usageError)
+          )
+        : Effect.fail(usageError)
+    }),
+    Effect.provide(presenter),
+    // Logs go to stderr: stdout carries results and MCP messages only.
+    Effect.provideService(Logger.LogToStderr, true)
+  )
+
+/**
+ * The `ugent` binary: runs the process arguments and exits with the code of
+ * the outcome. Bugs are printed on stderr and exit with 1.
+ *
+ * @category running
+ * @since 0.1.0
+ */
+export const main = (argv: ReadonlyArray<string> = process.argv.slice(2)): void => {
+  // A server stopped by a signal, or an MCP client closing stdin, ends normally.
+  const isServer = argv[0] === "serve" || argv[0] === "mcp"
+  NodeRuntime.runMain(
+    run(argv).pipe(
+      Effect.catchCause((cause) =>
+        Cause.hasInterruptsOnly(cause) || Cause.findErrorOption(cause)._tag === "Some"
+          ? Effect.failCause(cause)
+          : Effect.andThen(
+              Console.error(`ugent: internal error (a bug):\n${Cause.pretty(cause)}`),
+              Effect.failCause(cause)
+            )
+      ),
+      Effect.provide(NodeServices.layer)
+    ),
+    {
+      disableErrorReporting: true,
+      teardown: (exit, onExit) =>
+        isServer && Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)
+          ? onExit(0)
+          : Runtime.defaultTeardown(exit, onExit)
+    }
+  )
+}
