@@ -28,6 +28,14 @@ import { dual } from "effect/Function"
 import { type CommandPolicy, type DenyRule, type Invocation, vet } from "./internal/shellPolicy.ts"
 import { TimedOut } from "./Timeout.ts"
 
+/**
+ * A further denied pattern (`name`, and `check`, which returns why an
+ * unwrapped program is refused), and the program it sees (`name`, `args`,
+ * whether `xargs` or `find` feed it, the simple command it came from).
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type { DenyRule, Invocation }
 
 /**
