@@ -20,14 +20,16 @@ export * as Parse from "./Parse.ts"
 /** @since 0.1.0 */
 export * as Path from "./Path.ts"
 /** @since 0.1.0 */
+export * as Cli from "./projections/Cli.ts"
+/** @since 0.1.0 */
+export * as Http from "./projections/Http.ts"
+/** @since 0.1.0 */
 export * as Mcp from "./projections/Mcp.ts"
+/** @since 0.1.0 */
+export * as Toolkit from "./projections/Toolkit.ts"
 /** @since 0.1.0 */
 export * as Recipe from "./Recipe.ts"
 /** @since 0.1.0 */
 export * as Registry from "./Registry.ts"
 /** @since 0.1.0 */
 export * as Server from "./Server.ts"
-/** @since 0.1.0 */
-export * as Http from "./projections/Http.ts"
-/** @since 0.1.0 */
-export * as Cli from "./projections/Cli.ts"
