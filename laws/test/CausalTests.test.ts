@@ -1,0 +1,142 @@
+/**
+ * The causal rule set on a small file writer over a real temporary directory:
+ * the careful writer passes every law, and each careless variant is caught by
+ * the law about the check it skips.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, assert, describe, it } from "@effect/vitest"
+import { ReadProof } from "@ugent/core"
+import { CausalTests, Laws, Report, RuleSet } from "@ugent/laws"
+import { Effect, Option } from "effect"
+
+const root = mkdtempSync(join(tmpdir(), "ugent-laws-causal-"))
+afterAll(() => rmSync(root, { recursive: true, force: true }))
+
+interface Careless {
+  /** Accepts a write with no proof. */
+  readonly noProof?: boolean
+  /** Trusts the proof object's fields instead of the payload its token signs. */
+  readonly trustFields?: boolean
+  /** Does not compare the proof's path with the target. */
+  readonly anyPath?: boolean
+  /** Does not compare the file's hash with the proof's. */
+  readonly noHash?: boolean
+}
+
+const writer =
+  (careless: Careless = {}) =>
+  ({
+    path,
+    proof,
+    content
+  }: {
+    readonly path: string
+    readonly proof: ReadProof.ReadProof | undefined
+    readonly content: string
+  }) =>
+    Effect.gen(function* () {
+      if (proof === undefined) {
+        if (!careless.noProof) return yield* new ReadProof.ProofRejected({ path, reason: "never-read" })
+      } else {
+        if (!(yield* ReadProof.isReadProof(proof)))
+          return yield* new ReadProof.ProofRejected({ path, reason: "invalid" })
+        // The payload the server signed, not the fields of the object that carries the token.
+        const signed = careless.trustFields
+          ? proof
+          : Option.getOrElse(yield* ReadProof.fromToken(proof.token), () => proof)
+        if (!careless.anyPath && signed.path !== path) {
+          return yield* new ReadProof.ProofRejected({ path, reason: "other-file" })
+        }
+        const current = ReadProof.hash(readFileSync(path))
+        if (!careless.noHash && ReadProof.verdict(signed, { hash: current }) !== "unchanged") {
+          return yield* new ReadProof.ProofRejected({ path, reason: "changed" })
+        }
+      }
+      writeFileSync(path, content, "utf8")
+      return yield* ReadProof.issue({ path, content, coverage: { _tag: "Whole" } })
+    })
+
+const fixture = (careless?: Careless): CausalTests.CausalOptions => ({
+  makeFile: ({ name, content }) =>
+    Effect.acquireRelease(
+      Effect.sync(() => {
+        const path = join(root, name)
+        writeFileSync(path, content, "utf8")
+        return path
+      }),
+      (path) => Effect.sync(() => rmSync(path, { force: true }))
+    ),
+  read: (path) =>
+    Effect.suspend(() => ReadProof.issue({ path, content: readFileSync(path), coverage: { _tag: "Whole" } })),
+  write: writer(careless),
+  proofOf: (result) => result as ReadProof.ReadProof
+})
+
+Laws.causal("a careful writer", { ...fixture(), runs: 50 })
+
+const check = (careless: Careless) =>
+  Effect.map(RuleSet.check("careless", CausalTests.causal(fixture(careless)), { seed: 5, runs: 60 }), (reports) =>
+    Object.fromEntries(reports.map((r) => [r.law, r._tag]))
+  )
+
+describe("the causal rule set catches careless writers", () => {
+  it.effect("one that writes without a proof", () =>
+    Effect.gen(function* () {
+      const verdicts = yield* check({ noProof: true })
+      assert.strictEqual(verdicts["a missing proof fails"], "Falsified")
+      assert.strictEqual(verdicts["a fresh proof succeeds"], "Passed")
+    })
+  )
+
+  it.effect("one that does not compare hashes (stale and spent proofs)", () =>
+    Effect.gen(function* () {
+      const verdicts = yield* check({ noHash: true })
+      assert.strictEqual(verdicts["a stale proof fails"], "Falsified")
+      assert.strictEqual(verdicts["a spent proof fails"], "Falsified")
+    })
+  )
+
+  it.effect("one that does not compare paths", () =>
+    Effect.gen(function* () {
+      const verdicts = yield* check({ anyPath: true })
+      assert.strictEqual(verdicts["a proof of another file fails"], "Falsified")
+    })
+  )
+
+  it.effect("one that trusts the fields of a proof object rather than its signed token", () =>
+    Effect.gen(function* () {
+      const reports = yield* RuleSet.check("trusting", CausalTests.causal(fixture({ trustFields: true })), {
+        seed: 5,
+        runs: 60
+      })
+      const forged = reports.find((r) => r.law === "a forged proof fails")!
+      assert.strictEqual(forged._tag, "Falsified")
+      assert.include(Report.format(forged), 'forgery: "transplanted"')
+      assert.include(Report.format(forged), "the write succeeded")
+    })
+  )
+
+  it.effect("each forgery alone is refused by the careful writer", () =>
+    Effect.gen(function* () {
+      for (const forgery of ["literal", "tampered", "foreign", "transplanted"] as const) {
+        const [, , , report] = yield* RuleSet.check(
+          forgery,
+          CausalTests.causal({ ...fixture(), forgeries: [forgery] }),
+          { seed: 6, runs: 10 }
+        )
+        assert.deepStrictEqual([report!.law, report!._tag], ["a forged proof fails", "Passed"])
+      }
+    })
+  )
+
+  it.effect("a fixture step that fails is reported as a set-up problem", () =>
+    Effect.gen(function* () {
+      const broken = { ...fixture(), read: () => Effect.fail("disk on fire") }
+      const [fresh] = yield* RuleSet.check("broken fixture", CausalTests.causal(broken), { seed: 7, runs: 5 })
+      assert.strictEqual(fresh!._tag, "Falsified")
+      assert.include(Report.format(fresh!), 'the set-up step "read" failed: "disk on fire"')
+    })
+  )
+})
