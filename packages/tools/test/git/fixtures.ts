@@ -81,6 +81,17 @@ export class Repo {
     return execFileSync("git", args, { cwd: this.dir, env: this.env(env), encoding: "utf8" })
   }
 
+  /** Writes a raw object (for objects git would not create itself) and returns its id. */
+  writeObject(type: string, body: string): string {
+    return execFileSync("git", ["hash-object", "-t", type, "-w", "--stdin"], {
+      cwd: this.dir,
+      env: this.env(),
+      input: body
+    })
+      .toString()
+      .trim()
+  }
+
   write(file: string, content: string | Uint8Array): this {
     const full = path.join(this.dir, file)
     fs.mkdirSync(path.dirname(full), { recursive: true })
