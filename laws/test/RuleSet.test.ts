@@ -176,7 +176,7 @@ const needsDictionary = Tool.make({
   output: Schema.Int,
   run: (n) => Dictionary.use((d) => Effect.succeed(n + d.size))
 })
-export const typeChecks = () => {
+const typeChecks = () => {
   // @ts-expect-error: the tool needs Dictionary, and no layer provides it
   Laws.category("dict.size", { tool: needsDictionary })
   Laws.category("dict.size", { tool: needsDictionary, provide: Layer.succeed(Dictionary, { size: 1 }) })
@@ -184,3 +184,5 @@ export const typeChecks = () => {
     tool: Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
   })
 }
+// Checked by tsc, never run: running it would register tests.
+void typeChecks
