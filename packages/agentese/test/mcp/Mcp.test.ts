@@ -1,0 +1,112 @@
+import { assert, describe, it } from "@effect/vitest"
+import { type Invoke, Mcp, type Registry } from "@ugent/agentese"
+import { Option } from "effect"
+
+const description = (overrides: Partial<Registry.Description> = {}): Registry.Description => ({
+  path: "world.tools.text.upper",
+  name: "text.upper",
+  description: "Uppercase a text.",
+  trust: 0,
+  effects: {},
+  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  input: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+  output: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+  failure: {},
+  ...overrides
+})
+
+const textOf = (result: { readonly content: ReadonlyArray<unknown> }) => (result.content[0] as { text: string }).text
+
+describe("Mcp", () => {
+  describe("toolName / pathOf", () => {
+    it("names a path by its provider-safe form, and maps both forms back to the path", () => {
+      assert.strictEqual(Mcp.toolName("world.tools.file.read"), "world_tools_file_read")
+      assert.strictEqual(Option.getOrNull(Mcp.pathOf("world_tools_file_read")), "world.tools.file.read")
+      assert.strictEqual(Option.getOrNull(Mcp.pathOf("world.tools.file.read")), "world.tools.file.read")
+      assert.strictEqual(Option.getOrNull(Mcp.pathOf("self.tools.task-list.add")), "self.tools.task-list.add")
+    })
+
+    it("keeps the dotted path as the name when the safe form would pass 64 characters", () => {
+      const path = `world.tools.${"a".repeat(60)}.read`
+      assert.strictEqual(Mcp.toolName(path), path)
+    })
+
+    it("maps no path from a name that is neither form", () => {
+      assert.isTrue(Option.isNone(Mcp.pathOf("Not A Path")))
+      assert.isTrue(Option.isNone(Mcp.pathOf("world")))
+    })
+  })
+
+  describe("toMcpTool", () => {
+    it("carries title, hints and _meta from the description", () => {
+      const tool = Mcp.toMcpTool(description())
+      assert.strictEqual(tool.name, "world_tools_text_upper")
+      assert.strictEqual(tool.title, "world.tools.text.upper")
+      assert.deepStrictEqual(
+        [
+          tool.annotations?.readOnlyHint,
+          tool.annotations?.destructiveHint,
+          tool.annotations?.idempotentHint,
+          tool.annotations?.openWorldHint
+        ],
+        [true, false, true, false]
+      )
+      assert.deepStrictEqual(tool._meta, {
+        "ugent/path": "world.tools.text.upper",
+        "ugent/trust": 0,
+        "ugent/approval": false
+      })
+    })
+
+    it("takes the level the recipe requires and the approval flag from an offer", () => {
+      const offer: Invoke.Offer = { ...description(), requiredTrust: 2, requiresApproval: true }
+      assert.deepStrictEqual(Mcp.toMcpTool(offer)._meta, {
+        "ugent/path": "world.tools.text.upper",
+        "ugent/trust": 2,
+        "ugent/approval": true
+      })
+    })
+
+    it("gives a non-object input an object root and declares no output schema for a non-object output", () => {
+      const tool = Mcp.toMcpTool(description({ input: { type: "string" }, output: { type: "string" } }))
+      assert.strictEqual(tool.inputSchema.type, "object")
+      assert.isUndefined(tool.outputSchema)
+    })
+  })
+
+  describe("toCallToolResult", () => {
+    it("sends an object result as text and as structured content", () => {
+      const result = Mcp.toCallToolResult({
+        ok: true,
+        result: { text: "HI" },
+        path: "world.tools.text.upper",
+        callId: "c"
+      })
+      assert.isFalse(result.isError)
+      assert.deepStrictEqual(result.structuredContent, { text: "HI" })
+      assert.deepStrictEqual(JSON.parse(textOf(result)), { text: "HI" })
+      assert.deepStrictEqual(result._meta, { "ugent/path": "world.tools.text.upper", "ugent/callId": "c" })
+    })
+
+    it("sends a non-object result as text only", () => {
+      const result = Mcp.toCallToolResult({ ok: true, result: ["a", "b"], path: "world.tools.x.y", callId: "c" })
+      assert.isUndefined(result.structuredContent)
+      assert.strictEqual(textOf(result), '["a","b"]')
+    })
+
+    it("sends a failure as its JSON with isError, its kind in _meta, and no structured content", () => {
+      const error = { _tag: "ProofRejected", message: "Read it first.", path: "a.md", reason: "never-read" }
+      const result = Mcp.toCallToolResult({
+        ok: false,
+        error,
+        kind: "failed",
+        path: "world.tools.file.write",
+        callId: "c"
+      })
+      assert.isTrue(result.isError)
+      assert.isUndefined(result.structuredContent)
+      assert.deepStrictEqual(JSON.parse(textOf(result)), error)
+      assert.strictEqual(result._meta?.["ugent/kind"], "failed")
+    })
+  })
+})
