@@ -6,8 +6,8 @@ import * as fs from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import type { Tool } from "@ugent/core"
-import { GitBlame, GitDiff, GitLog, GitShow, GitStatus } from "@ugent/tools"
+import type { Tool, Trust } from "@ugent/core"
+import { type GitBackend, GitBlame, GitDiff, GitLog, GitShow, GitStatus, type Workspace } from "@ugent/tools"
 import { Effect } from "effect"
 import { backends, failureWith, gitGate, historyRepo, Repo, runWith } from "./fixtures.ts"
 
@@ -31,6 +31,9 @@ const snapshot = (dir: string): Record<string, string> => {
   walk(dir)
   return out
 }
+
+/** Any git tool call. */
+type Run = Effect.Effect<unknown, { readonly _tag: string }, Workspace.Workspace | GitBackend.GitBackend | Trust.L0>
 
 /** Every tool, run once with an input that reaches the backend. */
 const everyTool = (rev?: string) =>
@@ -58,7 +61,7 @@ describe.skipIf(gate.skip)(`threats.md §Git${gate.note}`, () => {
   describe.each(backends)("%s backend", (backend) => {
     describe("13. argument injection", () => {
       const optionLike = ["--output=OUT/pwned", "-p", "--exec=touch OUT/pwned", "-n1", "--", "-"]
-      const revisionInputs = (rev: string) => [
+      const revisionInputs = (rev: string): ReadonlyArray<Run> => [
         GitLog.log.run({ rev }),
         GitDiff.diff.run({ base: rev }),
         GitDiff.diff.run({ base: "HEAD~1", compare: rev }),
@@ -162,7 +165,7 @@ describe.skipIf(gate.skip)(`threats.md §Git${gate.note}`, () => {
     describe("15. path traversal", () => {
       it("refuses paths that leave the repository in every tool", async () => {
         for (const p of ["../../.kube/config", "../outside.txt", "/etc/passwd", "src/../../x", ".git/config", ".git"]) {
-          const runs = [
+          const runs: ReadonlyArray<Run> = [
             GitLog.log.run({ path: p }),
             GitBlame.blame.run({ path: p }),
             GitDiff.diff.run({ paths: ["src", p] }),
@@ -274,7 +277,8 @@ describe.skipIf(gate.skip)(`threats.md §Git${gate.note}`, () => {
         const ws = scratch()
         try {
           fs.writeFileSync(path.join(ws, "file.txt"), "x\n")
-          for (const run of [GitStatus.status.run({}), GitLog.log.run({}), GitDiff.diff.run({})]) {
+          const runs: ReadonlyArray<Run> = [GitStatus.status.run({}), GitLog.log.run({}), GitDiff.diff.run({})]
+          for (const run of runs) {
             const e = await failureWith(ws, backend, run)
             expect(e).toMatchObject({ _tag: "NotARepository", reason: "no-git-dir" })
           }
