@@ -14,11 +14,11 @@
  * @since 0.1.0
  */
 import { Observer, Tool, ToolError } from "@ugent/core"
-import { Cause, Clock, Effect, Exit, Option, Schema } from "effect"
+import { Cause, Clock, Effect, Exit, Option } from "effect"
 import { dual } from "effect/Function"
 import { AuditStore } from "./AuditStore.ts"
 import { canonicalJson } from "./internal/canonical.ts"
-import { jsonOf } from "./internal/jsonValue.ts"
+import { jsonOf, optionEncoder } from "./internal/jsonValue.ts"
 import { traceId } from "./internal/traceId.ts"
 import { StoreError } from "./StoreError.ts"
 
@@ -75,8 +75,8 @@ const audited: {
     const path = options?.path ?? self.name
     const anonymous = options?.anonymous ?? "anonymous"
     const failClosed = (options?.onStoreError ?? "fail") === "fail"
-    const encodeInput = Schema.encodeUnknownOption(self.input)
-    const encodeOutput = Schema.encodeUnknownOption(self.output)
+    const encodeInput = optionEncoder(self.input)
+    const encodeOutput = optionEncoder(self.output)
     const summarizeInput =
       options?.summarizeInput ??
       ((a: A) => {

@@ -25,6 +25,7 @@ import * as NodePath from "node:path"
 import { Tool } from "@ugent/core"
 import { Context, Duration, Effect, Option, Predicate, Schema } from "effect"
 import { dual } from "effect/Function"
+import { optionEncoder } from "./internal/jsonValue.ts"
 import { type CommandPolicy, type DenyRule, type Invocation, vet } from "./internal/shellPolicy.ts"
 import { TimedOut } from "./Timeout.ts"
 
@@ -468,7 +469,7 @@ const sandboxed: {
     const onLimit = options?.onOutputLimit ?? "truncate"
     const allow = options?.allow === "all" ? "all" : new Set(options?.allow ?? defaultAllowedCommands)
     const rules = options?.rules ?? []
-    const encodeOutput = Schema.encodeUnknownOption(self.output)
+    const encodeOutput = optionEncoder(self.output)
     const decodeOutput = Schema.decodeUnknownOption(self.output)
 
     const limitOutput = (b: B): Effect.Effect<B, OutputTooLarge> => {

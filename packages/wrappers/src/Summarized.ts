@@ -11,7 +11,7 @@ import { Tool, type Trust } from "@ugent/core"
 import { Effect, Option, Schema } from "effect"
 import { dual } from "effect/Function"
 import { canonicalJson } from "./internal/canonical.ts"
-import { jsonOf } from "./internal/jsonValue.ts"
+import { jsonOf, optionEncoder } from "./internal/jsonValue.ts"
 import { entryOf, MemoryNotFound, MemoryStore } from "./MemoryStore.ts"
 import { StoreError } from "./StoreError.ts"
 
@@ -94,7 +94,7 @@ const summarized: {
   ): Tool.Tool<A, Summary, E | StoreError, R | MemoryStore> => {
     const path = options?.path ?? self.name
     const max = options?.maxSummaryChars ?? 200
-    const encodeOutput = Schema.encodeUnknownOption(self.output)
+    const encodeOutput = optionEncoder(self.output)
     return Tool.wrap(
       self,
       (run) => (a) =>

@@ -19,9 +19,9 @@
  * @since 0.1.0
  */
 import { Observer, Tool, ToolError } from "@ugent/core"
-import { Cause, Clock, Context, Effect, Exit, Option, Schema } from "effect"
+import { Cause, Clock, Context, Effect, Exit, Option, type Schema } from "effect"
 import { dual } from "effect/Function"
-import { encodedJson, jsonOf } from "./internal/jsonValue.ts"
+import { encodedJson, jsonOf, optionEncoder } from "./internal/jsonValue.ts"
 import { traceId } from "./internal/traceId.ts"
 import { RetryAttempt } from "./Retry.ts"
 import { TraceStore } from "./TraceStore.ts"
@@ -100,9 +100,9 @@ const traced: {
   (args) => Tool.isTool(args[0]),
   <A, B, E, R>(self: Tool.Tool<A, B, E, R>, options?: TracedOptions<A>): Tool.Tool<A, B, E, R | TraceStore> => {
     const path = options?.path ?? self.name
-    const encodeInput = Schema.encodeUnknownOption(self.input)
-    const encodeOutput = Schema.encodeUnknownOption(self.output)
-    const encodeFailure = Schema.encodeUnknownOption(self.failure)
+    const encodeInput = optionEncoder(self.input)
+    const encodeOutput = optionEncoder(self.output)
+    const encodeFailure = optionEncoder(self.failure)
     const given = options?.alternatives
     return Tool.wrap(
       self,

@@ -7,8 +7,9 @@
  * @internal
  */
 import type { Changes } from "@ugent/core"
-import { Cache, Duration, Effect, Equal, Exit, Hash, Option, Schema, Scope } from "effect"
+import { Cache, Duration, Effect, Equal, Exit, Hash, Option, type Schema, Scope } from "effect"
 import { canonicalJson } from "./canonical.ts"
+import { optionEncoder } from "./jsonValue.ts"
 import { affects, inputRefs, outputRefs, type PathRefs } from "./pathRefs.ts"
 
 /** A cache key: the canonical text decides equality; the decoded and encoded input ride along for the lookup. */
@@ -64,7 +65,7 @@ class HubCache {
   constructor(tool: CachedTool, options: Options) {
     this.capacity = options.capacity
     const readsFs = tool.readsFs
-    const encodeOutput = Schema.encodeUnknownOption(tool.output)
+    const encodeOutput = optionEncoder(tool.output)
     const lookup = (key: Key): Effect.Effect<unknown, unknown, unknown> =>
       Effect.suspend(() => {
         const started = this.epoch
@@ -155,7 +156,7 @@ export class CachedStore {
   constructor(tool: CachedTool, options: Options) {
     this.tool = tool
     this.options = options
-    this.encodeInput = Schema.encodeUnknownOption(tool.input)
+    this.encodeInput = optionEncoder(tool.input)
     this.prefix = `${tool.name}@${tool.version}:`
   }
 

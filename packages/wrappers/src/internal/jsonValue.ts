@@ -6,7 +6,7 @@
  *
  * @internal
  */
-import { Option, type Schema } from "effect"
+import { Exit, Option, Schema } from "effect"
 
 /** A plain JSON copy of `value`. */
 export const jsonOf = (value: unknown): Schema.Json => {
@@ -43,4 +43,17 @@ export const jsonOf = (value: unknown): Schema.Json => {
 export const encodedJson = (encode: (u: unknown) => Option.Option<unknown>, value: unknown): Schema.Json => {
   const encoded = encode(value)
   return jsonOf(Option.isSome(encoded) ? encoded.value : value)
+}
+
+/**
+ * An encoder that answers with an `Option`, built on the `Exit` encoder: the
+ * `Option` one goes through more machinery and costs several times as much,
+ * which matters on paths that run on every call.
+ */
+export const optionEncoder = (schema: Schema.Codec<unknown, unknown, never, never>) => {
+  const encode = Schema.encodeUnknownExit(schema)
+  return (u: unknown): Option.Option<unknown> => {
+    const exit = encode(u)
+    return Exit.isSuccess(exit) ? Option.some(exit.value) : Option.none()
+  }
 }
