@@ -45,11 +45,31 @@ export const within =
       (current: Context.Context<Exclude<R, Services>>) => Context.merge(captured, current) as Context.Context<R>
     )
 
-/** An object-root JSON Schema: MCP tool inputs and provider function parameters must be objects. */
-export const objectRoot = (schema: JsonSchema.JsonSchema): { readonly type: "object" } & JsonSchema.JsonSchema => {
-  const s = schema as { readonly type?: unknown }
-  if (s.type === "object") return schema as { readonly type: "object" } & JsonSchema.JsonSchema
-  return { type: "object", properties: {} }
+/**
+ * How a path's input travels in an object: MCP tool inputs and provider
+ * function parameters must be object-root schemas. An object input is sent
+ * as is; any other (a string, an array, anything) is wrapped as `{ input }`.
+ */
+export interface InputShape {
+  readonly schema: { readonly type: "object" } & JsonSchema.JsonSchema
+  readonly unwrap: (args: unknown) => unknown
+}
+
+const asIs = (args: unknown) => args
+
+/** The object-root shape of an input JSON Schema. */
+export const inputShape = (schema: JsonSchema.JsonSchema): InputShape => {
+  const s = schema as { readonly type?: unknown; readonly not?: unknown }
+  if (s.type === "object") return { schema: schema as InputShape["schema"], unwrap: asIs }
+  // An empty struct has no "type": its JSON Schema only excludes null.
+  const not = s.not as { readonly type?: unknown } | undefined
+  if (Object.keys(s).length === 1 && not?.type === "null") {
+    return { schema: { type: "object", properties: {} }, unwrap: asIs }
+  }
+  return {
+    schema: { type: "object", properties: { input: schema }, required: ["input"] },
+    unwrap: (args) => (isRecord(args) ? args.input : args)
+  }
 }
 
 /** Whether a value is a JSON object (not an array, not null). */

@@ -15,7 +15,7 @@ import { McpProtocol, McpSchema, McpServer } from "effect/ai"
 import type { HttpRouter } from "effect/http"
 import type * as Invoke from "../Invoke.ts"
 import { Invoker } from "../Invoke.ts"
-import { capture, isRecord, objectRoot, pathOfName, safeName, within } from "../internal/projection.ts"
+import { capture, inputShape, isRecord, pathOfName, safeName, within } from "../internal/projection.ts"
 import type * as Recipe from "../Recipe.ts"
 import type { Description } from "../Registry.ts"
 
@@ -134,7 +134,8 @@ const isOffer = (d: Description | Invoke.Offer): d is Invoke.Offer => "requiredT
 /**
  * The MCP tool of a path, from its description (or its offer to a caller,
  * which carries the level the recipe requires and whether it needs approval).
- * Inputs are object-root JSON Schemas; the output schema is declared only when
+ * Inputs are object-root JSON Schemas (a non-object input is wrapped as
+ * `{ input }`); the output schema is declared only when
  * the output is an object (it is then sent as `structuredContent`).
  *
  * @category describing
@@ -146,7 +147,7 @@ export const toMcpTool = (description: Description | Invoke.Offer, name: string 
     name,
     title: description.path,
     description: description.description,
-    inputSchema: objectRoot(description.input),
+    inputSchema: inputShape(description.input).schema,
     ...(output.type === "object" ? { outputSchema: description.output as Record<string, unknown> } : {}),
     annotations: {
       title: description.path,
@@ -220,8 +221,11 @@ export const registrations: Layer.Layer<never, never, McpServer.McpServer | Serv
       const offers = new Map((yield* within(captured)(road.list)).map((o) => [o.path, o] as const))
       for (const entry of road.registry.entries) {
         const described = offers.get(entry.path) ?? (yield* Effect.orDie(road.registry.describe(entry.path)))
+        const { unwrap } = inputShape(described.input)
         const handle = (args: unknown) =>
-          within(captured)(road.invoke({ path: entry.path, input: args ?? {} })).pipe(Effect.map(toCallToolResult))
+          within(captured)(road.invoke({ path: entry.path, input: unwrap(args ?? {}) })).pipe(
+            Effect.map(toCallToolResult)
+          )
         const names = new Set([toolName(entry.path), entry.path])
         for (const name of names) {
           yield* server.addTool({ tool: toMcpTool(described, name), annotations: Context.empty(), services, handle })

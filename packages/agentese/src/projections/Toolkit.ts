@@ -14,7 +14,7 @@ import { Effect, type Layer, Option, Schema } from "effect"
 import { Tool as AiTool, Toolkit as AiToolkit } from "effect/ai"
 import type * as Invoke from "../Invoke.ts"
 import { Invoker } from "../Invoke.ts"
-import { capture, objectRoot, type Services, safeName, within } from "../internal/projection.ts"
+import { capture, inputShape, type Services, safeName, within } from "../internal/projection.ts"
 import type { Description } from "../Registry.ts"
 
 /**
@@ -29,8 +29,8 @@ export const Failure = Schema.StructWithRest(Schema.Struct({ _tag: Schema.String
 
 /**
  * An `effect/ai` tool of a path: untyped parameters described by the path's
- * JSON Schema (the road decodes them), any JSON result, failures returned to
- * the model.
+ * JSON Schema (the road decodes them; a non-object input is wrapped as
+ * `{ input }`), any JSON result, failures returned to the model.
  *
  * @category models
  * @since 0.1.0
@@ -63,7 +63,7 @@ export const toAiTool = (description: Description | Invoke.Offer): Option.Option
   Option.map(safeName(description.path), (name) =>
     AiTool.dynamic(name, {
       description: description.description,
-      parameters: objectRoot(description.input),
+      parameters: inputShape(description.input).schema,
       success: Schema.Unknown,
       failure: Failure,
       failureMode: "return"
@@ -99,8 +99,9 @@ export const build: Effect.Effect<Built, never, Services> = Effect.gen(function*
     const tool = toAiTool(offer)
     if (Option.isNone(tool)) continue
     tools.push(tool.value)
+    const { unwrap } = inputShape(offer.input)
     handlers[tool.value.name] = (params) =>
-      within(captured)(road.invoke({ path: offer.path, input: params ?? {} })).pipe(
+      within(captured)(road.invoke({ path: offer.path, input: unwrap(params ?? {}) })).pipe(
         Effect.flatMap((outcome) => (outcome.ok ? Effect.succeed(outcome.result) : Effect.fail(outcome.error)))
       )
   }

@@ -1,6 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
-import { type Invoke, Mcp, type Registry } from "@ugent/agentese"
-import { Option } from "effect"
+import { Events, Invoke, Mcp, Node, Recipe, Registry } from "@ugent/agentese"
+import { Observer, Tool } from "@ugent/core"
+import { RateLimited, Stores } from "@ugent/wrappers"
+import { Effect, Layer, Option, Schema } from "effect"
+import { McpTest } from "effect/ai"
+import { CircuitBreaker } from "effect/persistence"
 
 const description = (overrides: Partial<Registry.Description> = {}): Registry.Description => ({
   path: "world.tools.text.upper",
@@ -108,5 +112,46 @@ describe("Mcp", () => {
       assert.deepStrictEqual(JSON.parse(textOf(result)), error)
       assert.strictEqual(result._meta?.["ugent/kind"], "failed")
     })
+  })
+
+  describe("registrations", () => {
+    const upper = Tool.fromFunction({ name: "text.upper", f: (s: string) => s.toUpperCase() })
+    const ping = Tool.make({
+      name: "sys.ping",
+      description: "Answers pong.",
+      input: Schema.Struct({}),
+      output: Schema.Struct({ pong: Schema.Boolean }),
+      run: () => Effect.succeed({ pong: true })
+    })
+    const road = Invoke.layer().pipe(
+      Layer.provide(Layer.mergeAll(Stores.layerMemory(), RateLimited.layerMemory, CircuitBreaker.layerStoreMemory())),
+      Layer.provideMerge(
+        Layer.mergeAll(
+          Registry.layer([Node.make("self.tools", { "text.upper": upper, "sys.ping": ping })]),
+          Events.layer
+        )
+      ),
+      Layer.provideMerge(Layer.mergeAll(Observer.layer({ id: "t", trust: 0 }), Recipe.layer(Recipe.allowAll)))
+    )
+
+    it.effect("wraps a non-object input as { input } and unwraps it for the road", () =>
+      Effect.gen(function* () {
+        const client = yield* McpTest.makeClient(Mcp.registrations, { protocols: Mcp.protocols })
+        const tool = (yield* client.listTools()).tools.find((t) => t.name === "self_tools_text_upper")!
+        assert.deepStrictEqual(tool.inputSchema.required, ["input"])
+        const result = yield* client.callTool({ name: "self_tools_text_upper", arguments: { input: "hi" } })
+        assert.strictEqual(textOf(result), '"HI"')
+      }).pipe(Effect.scoped, Effect.provide(road))
+    )
+
+    it.effect("gives an empty input an empty object root", () =>
+      Effect.gen(function* () {
+        const client = yield* McpTest.makeClient(Mcp.registrations, { protocols: Mcp.protocols })
+        const tool = (yield* client.listTools()).tools.find((t) => t.name === "self_tools_sys_ping")!
+        assert.deepStrictEqual(tool.inputSchema, { type: "object", properties: {} })
+        const result = yield* client.callTool({ name: "self_tools_sys_ping", arguments: {} })
+        assert.deepStrictEqual(result.structuredContent, { pong: true })
+      }).pipe(Effect.scoped, Effect.provide(road))
+    )
   })
 })
