@@ -36,6 +36,26 @@ export interface CausalOptions<R = never> {
   readonly forgeries?: ReadonlyArray<CausalLaws.Forgery> | undefined
 }
 
+type RequirementsOf<F> = F extends (...args: never) => Effect.Effect<infer _A, infer _E, infer R> ? R : never
+
+/**
+ * The services the functions of some causal options need, together: what
+ * `provide` must supply (besides the trust capabilities and the scope, which
+ * the runner provides).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type Services<O> =
+  O extends CausalOptions<unknown>
+    ?
+        | RequirementsOf<O["makeFile"]>
+        | RequirementsOf<O["read"]>
+        | RequirementsOf<O["write"]>
+        | RequirementsOf<O["modify"]>
+        | RequirementsOf<O["contents"]>
+    : never
+
 const words = Schema.Literals(["alpha", "beta", "gamma", "δέλτα", "x", "  ", "\n", "\t", "42", "é"])
 
 /**
@@ -93,9 +113,9 @@ const forgeries: ReadonlyArray<CausalLaws.Forgery> = ["literal", "tampered", "fo
  * @category rule sets
  * @since 0.1.0
  */
-export const causal = <R>(options: CausalOptions<R>): RuleSet.RuleSet => {
-  // The services R are provided by the check (`provide`); the laws see the fixture erased.
-  const fixture = {
+export const causal = (options: CausalOptions<unknown>): RuleSet.RuleSet => {
+  // The services are provided by the check (`provide`); the laws see the fixture erased.
+  const fixture: CausalLaws.Fixture<unknown> = {
     makeFile: options.makeFile,
     read: options.read,
     write: options.write,
@@ -103,7 +123,7 @@ export const causal = <R>(options: CausalOptions<R>): RuleSet.RuleSet => {
     contents: options.contents ?? nodeContents,
     rejected: options.rejected ?? CausalLaws.proofRejected,
     proofOf: options.proofOf
-  } as CausalLaws.Fixture<R> as CausalLaws.Fixture<unknown>
+  }
   const args = contentsOf(options.content ?? defaultContent)
   const chosen = options.forgeries ?? forgeries
   const forgery = Arbitrary.schema(Schema.Literals(chosen as [CausalLaws.Forgery, ...Array<CausalLaws.Forgery>]))

@@ -220,7 +220,7 @@ export const wrapper = <A>(name: string, options: WrapperTests.WrapperOptions<A>
  * @category registration
  * @since 0.1.0
  */
-export const causal = <R>(
+export const causal = <const O extends CausalTests.CausalOptions<unknown>>(
   name: string,
-  options: CausalTests.CausalOptions<R> & Omit<CheckOptions, "provide"> & ProvideFor<R>
+  options: O & Omit<CheckOptions, "provide"> & ProvideFor<CausalTests.Services<O>>
 ): void => checkAll(name, CausalTests.causal(options), options)

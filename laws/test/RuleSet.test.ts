@@ -1,5 +1,5 @@
 import { afterEach, assert, describe, it } from "@effect/vitest"
-import { Tool } from "@ugent/core"
+import { ReadProof, Tool } from "@ugent/core"
 import { ArrowTests, Law, Laws, Observation, Report, RuleSet } from "@ugent/laws"
 import { Arbitrary, Context, Effect, Layer, Schema } from "effect"
 
@@ -183,6 +183,14 @@ const typeChecks = () => {
   Laws.category("inc", {
     tool: Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
   })
+  const fixture = {
+    makeFile: () => Dictionary.use((d) => Effect.succeed(`file-${d.size}`)),
+    read: (path: string) => ReadProof.issue({ path, content: "", coverage: { _tag: "Whole" } }),
+    write: () => Effect.void
+  }
+  // @ts-expect-error: makeFile needs Dictionary, and no layer provides it
+  Laws.causal("dict files", fixture)
+  Laws.causal("dict files", { ...fixture, provide: Layer.succeed(Dictionary, { size: 1 }) })
 }
 // Checked by tsc, never run: running it would register tests.
 void typeChecks
