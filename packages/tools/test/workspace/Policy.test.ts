@@ -3,6 +3,7 @@ import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Workspace } from "@ugent/tools"
 import { Effect } from "effect"
+import picomatch from "picomatch"
 import { withWorkspace } from "./fixture.ts"
 
 const bytes = (s: string) => new TextEncoder().encode(s)
@@ -162,6 +163,55 @@ describe("Workspace", () => {
           assert.isTrue(ws.isIgnored("dist/x.js"))
           assert.isFalse(ws.isIgnored("node_modules_x/a.js"))
           assert.isFalse(ws.isIgnored("src/distance.ts"))
+        })
+      )
+    )
+
+    it.effect("blocked verdicts agree with picomatch on every default pattern", () =>
+      withWorkspace(() =>
+        Effect.gen(function* () {
+          const ws = yield* Workspace.Workspace
+          const names = [
+            ".env",
+            ".ENV.local",
+            ".envrc",
+            "env",
+            "my.env",
+            "secret",
+            ".Secret",
+            "top-SECRET-plan.md",
+            "secre",
+            "id_rsa",
+            "id_rsa.pub",
+            "xid_rsa",
+            "cert.pem",
+            ".pem",
+            "pem",
+            "a.PEM.bak",
+            "server.key",
+            "keys",
+            "monkey",
+            "credentials",
+            "credentials.json",
+            "credentials2",
+            ".git",
+            ".gitignore",
+            "git",
+            ".npmrc",
+            "x.npmrc",
+            "a.kdbx",
+            ".ssh",
+            ".gnupg",
+            "ok.ts"
+          ]
+          for (const name of names) {
+            const expected = Workspace.defaultBlocked.find((p) =>
+              picomatch.isMatch(name, p, { dot: true, nocase: true })
+            )
+            assert.strictEqual(ws.blockedBy(name), expected, name)
+            assert.strictEqual(ws.blockedBy(`dir/${name}`), expected, `dir/${name}`)
+            assert.strictEqual(ws.blockedBy(`${name}/inner.txt`), expected, `${name}/inner.txt`)
+          }
         })
       )
     )

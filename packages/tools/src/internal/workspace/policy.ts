@@ -45,29 +45,31 @@ const matcher = (patterns: ReadonlyArray<string>, nocase: boolean) => {
     patterns.filter((p) => p.includes("/")),
     nocase
   )
+  // One regex for all segment rules: irregexp runs the alternation faster than separate string tests.
   const anySegment = union(segmentRules, nocase)
   const anyPath = union(pathRules, nocase)
-  // Directory names repeat across the paths of a walk: remember each segment's verdict (bounded).
-  const seen = new Map<string, string | null>()
-  const segmentRule = (segment: string): string | undefined => {
-    const known = seen.get(segment)
-    if (known !== undefined) return known ?? undefined
-    const rule = anySegment?.test(segment) ? segmentRules.find((r) => r.re.test(segment))?.pattern : undefined
-    if (seen.size >= 4096) seen.clear()
-    seen.set(segment, rule ?? null)
-    return rule
+  const segmentRule = (segment: string): string | undefined =>
+    anySegment?.test(segment) ? segmentRules.find((r) => r.re.test(segment))?.pattern : undefined
+  // The paths of a walk share their directories: remember each directory's verdict (bounded), so a path
+  // costs one lookup and one test of its last segment.
+  const directories = new Map<string, string | null>()
+  const segmentsRule = (relative: string): string | undefined => {
+    const slash = relative.lastIndexOf("/")
+    if (slash === -1) return segmentRule(relative)
+    const dir = relative.slice(0, slash)
+    let verdict = directories.get(dir)
+    if (verdict === undefined) {
+      verdict = segmentsRule(dir) ?? null
+      if (directories.size >= 4096) directories.clear()
+      directories.set(dir, verdict)
+    }
+    return verdict ?? segmentRule(relative.slice(slash + 1))
   }
   return (relative: string): string | undefined => {
     if (relative === "." || relative === "") return undefined
     if (anySegment !== undefined) {
-      let start = 0
-      while (start <= relative.length) {
-        const slash = relative.indexOf("/", start)
-        const end = slash === -1 ? relative.length : slash
-        const rule = segmentRule(relative.slice(start, end))
-        if (rule !== undefined) return rule
-        start = end + 1
-      }
+      const rule = segmentsRule(relative)
+      if (rule !== undefined) return rule
     }
     if (anyPath?.test(relative)) return pathRules.find((r) => r.re.test(relative))?.pattern
     return undefined
