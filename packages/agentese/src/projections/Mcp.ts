@@ -39,7 +39,7 @@ export interface Options {
   readonly name?: string | undefined
   /** The server version (default the package's). */
   readonly version?: string | undefined
-  /** Instructions for the model, sent at initialization. */
+  /** Instructions for the model, sent at initialization (default {@link instructions}). */
   readonly instructions?: string | undefined
 }
 
@@ -90,6 +90,16 @@ export const MetaKeys = {
 } as const
 
 const defaultVersion = "0.1.0"
+
+/**
+ * The instructions sent to clients by default: how the tools expect to be
+ * used (read before writing, proofs, failures).
+ *
+ * @category constants
+ * @since 0.1.0
+ */
+export const instructions =
+  "Every tool works inside one workspace. Read a file before you change it: world_tools_file_read returns a `proof` token; pass it as `proof` to world_tools_file_write or world_tools_file_edit. A failed call returns JSON with `_tag` and a `message` that says what to do next."
 
 /**
  * The MCP tool name of a path: its provider-safe form (`world_tools_file_read`),
@@ -254,7 +264,7 @@ export const layerStdio = (options: Options = {}): Layer.Layer<never, never, Ser
       McpServer.layerStdio({
         name: options.name ?? "ugent",
         version: options.version ?? defaultVersion,
-        instructions: options.instructions,
+        instructions: options.instructions ?? instructions,
         protocols,
         registrations
       }).pipe(Layer.provide(stderrLogger), Layer.orDie)
@@ -277,7 +287,7 @@ export const layerHttp = (options: HttpOptions): Layer.Layer<never, never, Servi
       McpServer.layerHttp({
         name: options.name ?? "ugent",
         version: options.version ?? defaultVersion,
-        instructions: options.instructions,
+        instructions: options.instructions ?? instructions,
         path: options.path,
         allowedOrigins: options.allowedOrigins,
         allowSessionTermination: true,

@@ -45,9 +45,10 @@ for (const target of targets) {
       ws.remove()
     })
 
-    it("initializes with the server's name and the tools capability", () => {
+    it("initializes with the server's name, the tools capability and instructions", () => {
       assert.strictEqual(writer.getServerVersion()?.name, "ugent")
       assert.isDefined(writer.getServerCapabilities()?.tools)
+      assert.match(writer.getInstructions() ?? "", /proof/)
     })
 
     it("lists the offered paths under provider-safe names, the dotted path as title and in _meta", async () => {
