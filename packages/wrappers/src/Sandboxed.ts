@@ -380,7 +380,8 @@ const field =
 
 const realpath = (p: string): string | undefined => {
   try {
-    return realpathSync(p)
+    // The native call is one realpath(3), not an lstat per path segment.
+    return realpathSync.native(p)
   } catch {
     return undefined
   }
