@@ -44,6 +44,17 @@ const assoc = (p: unknown) => {
 /**
  * `arr id <-> id`.
  *
+ * **Example** (arr id on 7)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { ArrowLaws, Instance, RuleSet } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const inc = Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
+ * const double = Tool.fromFunction({ name: "double", input: Schema.Int, output: Schema.Int, f: (n: number) => n * 2 })
+ * console.log(await Effect.runPromise(RuleSet.evaluate(ArrowLaws.arrIdentity(Instance.tool, Schema.Int, 7))))
+ * // => undefined
+ * ```
+ *
  * @category laws
  * @since 0.1.0
  */
@@ -57,6 +68,17 @@ export const arrIdentity = (I: Instance, schema: Tool.AnySchema, a: unknown): La
 
 /**
  * `arr (l ∘ k) <-> arr k >> arr l`.
+ *
+ * **Example** (arr of a composite function)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { ArrowLaws, Instance, RuleSet } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const inc = Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
+ * const double = Tool.fromFunction({ name: "double", input: Schema.Int, output: Schema.Int, f: (n: number) => n * 2 })
+ * console.log(await Effect.runPromise(RuleSet.evaluate(ArrowLaws.arrComposition(Instance.tool, (n) => (n as number) + 1, (n) => (n as number) * 2, 3))))
+ * // => undefined
+ * ```
  *
  * @category laws
  * @since 0.1.0
@@ -72,6 +94,17 @@ export const arrComposition = (I: Instance, k: Fn, l: Fn, a: unknown): Law.IsEq 
 /**
  * `first (arr k) <-> arr (first k)`.
  *
+ * **Example** (first of a lifted function)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { ArrowLaws, Instance, RuleSet } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const inc = Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
+ * const double = Tool.fromFunction({ name: "double", input: Schema.Int, output: Schema.Int, f: (n: number) => n * 2 })
+ * console.log(await Effect.runPromise(RuleSet.evaluate(ArrowLaws.firstArr(Instance.tool, (n) => (n as number) + 1, [1, "kept"]))))
+ * // => undefined
+ * ```
+ *
  * @category laws
  * @since 0.1.0
  */
@@ -85,6 +118,17 @@ export const firstArr = (I: Instance, k: Fn, pair: Pair): Law.IsEq =>
 
 /**
  * `first (f >> g) <-> first f >> first g`.
+ *
+ * **Example** (first distributes over composition)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { ArrowLaws, Instance, RuleSet } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const inc = Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
+ * const double = Tool.fromFunction({ name: "double", input: Schema.Int, output: Schema.Int, f: (n: number) => n * 2 })
+ * console.log(await Effect.runPromise(RuleSet.evaluate(ArrowLaws.firstComposition(Instance.tool, inc, double, [1, "kept"]))))
+ * // => undefined
+ * ```
  *
  * @category laws
  * @since 0.1.0
@@ -100,6 +144,17 @@ export const firstComposition = (I: Instance, f: Tool.Any, g: Tool.Any, pair: Pa
 /**
  * `first f >> arr fst <-> arr fst >> f`.
  *
+ * **Example** (first then fst)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { ArrowLaws, Instance, RuleSet } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const inc = Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
+ * const double = Tool.fromFunction({ name: "double", input: Schema.Int, output: Schema.Int, f: (n: number) => n * 2 })
+ * console.log(await Effect.runPromise(RuleSet.evaluate(ArrowLaws.firstFst(Instance.tool, inc, [1, "dropped"]))))
+ * // => undefined
+ * ```
+ *
  * @category laws
  * @since 0.1.0
  */
@@ -113,6 +168,17 @@ export const firstFst = (I: Instance, f: Tool.Any, pair: Pair): Law.IsEq =>
 
 /**
  * `first f >> arr (id *** k) <-> arr (id *** k) >> first f`.
+ *
+ * **Example** (first commutes with a function of the second component)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { ArrowLaws, Instance, RuleSet } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const inc = Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
+ * const double = Tool.fromFunction({ name: "double", input: Schema.Int, output: Schema.Int, f: (n: number) => n * 2 })
+ * console.log(await Effect.runPromise(RuleSet.evaluate(ArrowLaws.firstExchange(Instance.tool, inc, (s) => `${s}!`, [1, "c"]))))
+ * // => undefined
+ * ```
  *
  * @category laws
  * @since 0.1.0
@@ -130,6 +196,17 @@ export const firstExchange = (I: Instance, f: Tool.Any, k: Fn, pair: Pair): Law.
 /**
  * `first (first f) >> arr assoc <-> arr assoc >> first f`.
  *
+ * **Example** (first of first, reassociated)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { ArrowLaws, Instance, RuleSet } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const inc = Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
+ * const double = Tool.fromFunction({ name: "double", input: Schema.Int, output: Schema.Int, f: (n: number) => n * 2 })
+ * console.log(await Effect.runPromise(RuleSet.evaluate(ArrowLaws.firstAssociation(Instance.tool, inc, [[1, "b"], "c"]))))
+ * // => undefined
+ * ```
+ *
  * @category laws
  * @since 0.1.0
  */
@@ -143,6 +220,17 @@ export const firstAssociation = (I: Instance, f: Tool.Any, nested: readonly [Pai
 
 /**
  * `second f <-> arr swap >> first f >> arr swap`.
+ *
+ * **Example** (second is first under a swap)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { ArrowLaws, Instance, RuleSet } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const inc = Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
+ * const double = Tool.fromFunction({ name: "double", input: Schema.Int, output: Schema.Int, f: (n: number) => n * 2 })
+ * console.log(await Effect.runPromise(RuleSet.evaluate(ArrowLaws.secondIsSwappedFirst(Instance.tool, inc, ["c", 1]))))
+ * // => undefined
+ * ```
  *
  * @category laws
  * @since 0.1.0
@@ -158,6 +246,17 @@ export const secondIsSwappedFirst = (I: Instance, f: Tool.Any, pair: Pair): Law.
 /**
  * `split f g <-> first f >> second g`: `f` runs first, and its failure skips `g`.
  *
+ * **Example** (split is first then second)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { ArrowLaws, Instance, RuleSet } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const inc = Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
+ * const double = Tool.fromFunction({ name: "double", input: Schema.Int, output: Schema.Int, f: (n: number) => n * 2 })
+ * console.log(await Effect.runPromise(RuleSet.evaluate(ArrowLaws.splitIsFirstThenSecond(Instance.tool, inc, double, [1, 5]))))
+ * // => undefined
+ * ```
+ *
  * @category laws
  * @since 0.1.0
  */
@@ -171,6 +270,17 @@ export const splitIsFirstThenSecond = (I: Instance, f: Tool.Any, g: Tool.Any, pa
 
 /**
  * `fanout f g <-> arr dup >> split f g`.
+ *
+ * **Example** (fanout is dup then split)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { ArrowLaws, Instance, RuleSet } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const inc = Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
+ * const double = Tool.fromFunction({ name: "double", input: Schema.Int, output: Schema.Int, f: (n: number) => n * 2 })
+ * console.log(await Effect.runPromise(RuleSet.evaluate(ArrowLaws.fanoutIsDupThenSplit(Instance.tool, inc, double, 4))))
+ * // => undefined
+ * ```
  *
  * @category laws
  * @since 0.1.0
@@ -186,6 +296,17 @@ export const fanoutIsDupThenSplit = (I: Instance, f: Tool.Any, g: Tool.Any, a: u
 /**
  * `map f k <-> f >> arr k`.
  *
+ * **Example** (map is post-composition)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { ArrowLaws, Instance, RuleSet } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const inc = Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
+ * const double = Tool.fromFunction({ name: "double", input: Schema.Int, output: Schema.Int, f: (n: number) => n * 2 })
+ * console.log(await Effect.runPromise(RuleSet.evaluate(ArrowLaws.mapIsPostComposition(Instance.tool, inc, (n) => `n=${n}`, 4))))
+ * // => undefined
+ * ```
+ *
  * @category laws
  * @since 0.1.0
  */
@@ -199,6 +320,17 @@ export const mapIsPostComposition = (I: Instance, f: Tool.Any, k: Fn, a: unknown
 
 /**
  * `contramap f k <-> arr k >> f`.
+ *
+ * **Example** (contramap is pre-composition)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { ArrowLaws, Instance, RuleSet } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const inc = Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
+ * const double = Tool.fromFunction({ name: "double", input: Schema.Int, output: Schema.Int, f: (n: number) => n * 2 })
+ * console.log(await Effect.runPromise(RuleSet.evaluate(ArrowLaws.contramapIsPreComposition(Instance.tool, inc, (s) => (s as string).length, "abc"))))
+ * // => undefined
+ * ```
  *
  * @category laws
  * @since 0.1.0

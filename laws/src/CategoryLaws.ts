@@ -24,7 +24,7 @@ import * as Law from "./Law.ts"
  * import { CategoryLaws, Instance, RuleSet } from "@ugent/laws"
  * import { Effect, Schema } from "effect"
  * const inc = Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
- * console.log(Effect.runSync(RuleSet.evaluate(CategoryLaws.leftIdentity(Instance.tool, inc, 41))))
+ * console.log(await Effect.runPromise(RuleSet.evaluate(CategoryLaws.leftIdentity(Instance.tool, inc, 41))))
  * // => undefined
  * ```
  *
@@ -42,6 +42,17 @@ export const leftIdentity = (I: Instance, f: Tool.Any, a: unknown): Law.IsEq =>
 /**
  * `f >> id <-> f`.
  *
+ * **Example** (f >> id on one input)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { CategoryLaws, Instance, RuleSet } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const inc = Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
+ * const double = Tool.fromFunction({ name: "double", input: Schema.Int, output: Schema.Int, f: (n: number) => n * 2 })
+ * console.log(await Effect.runPromise(RuleSet.evaluate(CategoryLaws.rightIdentity(Instance.tool, inc, 1))))
+ * // => undefined
+ * ```
+ *
  * @category laws
  * @since 0.1.0
  */
@@ -55,6 +66,17 @@ export const rightIdentity = (I: Instance, f: Tool.Any, a: unknown): Law.IsEq =>
 
 /**
  * `(f >> g) >> h <-> f >> (g >> h)`.
+ *
+ * **Example** (Associativity on one input)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { CategoryLaws, Instance, RuleSet } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const inc = Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
+ * const double = Tool.fromFunction({ name: "double", input: Schema.Int, output: Schema.Int, f: (n: number) => n * 2 })
+ * console.log(await Effect.runPromise(RuleSet.evaluate(CategoryLaws.associativity(Instance.tool, inc, double, inc, 1))))
+ * // => undefined
+ * ```
  *
  * @category laws
  * @since 0.1.0
@@ -71,6 +93,20 @@ export const associativity = (I: Instance, f: Tool.Any, g: Tool.Any, h: Tool.Any
  * `f >> g <-> a => f(a).flatMap(g)`: composition runs `f`, then `g` on its
  * output; a failure of `f` skips `g`.
  *
+ * **Example** (A swapped composition is caught)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { CategoryLaws, Instance, RuleSet } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const inc = Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
+ * const double = Tool.fromFunction({ name: "double", input: Schema.Int, output: Schema.Int, f: (n: number) => n * 2 })
+ * // A composition that runs its arguments in the opposite order breaks this law.
+ * const swapped = { ...Instance.tool, andThen: (f: Tool.Any, g: Tool.Any) => Tool.andThen(g, f) }
+ * const diff = await Effect.runPromise(RuleSet.evaluate(CategoryLaws.composition(swapped, inc, double, 1)))
+ * console.log(diff?.problem)
+ * // => the exits differ
+ * ```
+ *
  * @category laws
  * @since 0.1.0
  */
@@ -85,6 +121,17 @@ export const composition = (I: Instance, f: Tool.Any, g: Tool.Any, a: unknown): 
 /**
  * `id(a) <-> a`.
  *
+ * **Example** (The identity returns its input)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { CategoryLaws, Instance, RuleSet } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const inc = Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
+ * const double = Tool.fromFunction({ name: "double", input: Schema.Int, output: Schema.Int, f: (n: number) => n * 2 })
+ * console.log(await Effect.runPromise(RuleSet.evaluate(CategoryLaws.identity(Instance.tool, Schema.Int, 5))))
+ * // => undefined
+ * ```
+ *
  * @category laws
  * @since 0.1.0
  */
@@ -98,6 +145,17 @@ export const identity = (I: Instance, schema: Tool.AnySchema, a: unknown): Law.I
 
 /**
  * `pipeline(f1, …, fn) <-> f1 >> … >> fn`.
+ *
+ * **Example** (A pipeline is the fold of its steps)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { CategoryLaws, Instance, RuleSet } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const inc = Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
+ * const double = Tool.fromFunction({ name: "double", input: Schema.Int, output: Schema.Int, f: (n: number) => n * 2 })
+ * console.log(await Effect.runPromise(RuleSet.evaluate(CategoryLaws.pipelineIsFold(Instance.tool, [inc, double, inc], 1))))
+ * // => undefined
+ * ```
  *
  * @category laws
  * @since 0.1.0

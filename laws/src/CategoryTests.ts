@@ -48,9 +48,13 @@ export interface Options<A = unknown, B = unknown, E = unknown, R = unknown> {
  * import { Effect, Schema } from "effect"
  * const inc = Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
  * const reports = await Effect.runPromise(RuleSet.check("inc", CategoryTests.category({ tool: inc }), { seed: 1, runs: 20 }))
- * console.log(reports.map((r) => `${r.law}: ${r._tag}`).join("\n"))
+ * for (const r of reports) console.log(`${r.law}: ${r._tag}`)
  * // => identity returns its input: Passed
  * // => left identity: Passed
+ * // => right identity: Passed
+ * // => composition runs f then g: Passed
+ * // => associativity: Passed
+ * // => pipeline is a fold of andThen: Passed
  * ```
  *
  * @category rule sets

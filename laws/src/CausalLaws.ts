@@ -203,6 +203,34 @@ const finish = (fixture: AnyFixture, path: string, write: Effect.Effect<unknown,
  * A write with a fresh proof of the whole file succeeds, and the file then
  * holds the new content.
  *
+ * **Example** (A careful in-memory writer)
+ * ```ts
+ * import { ReadProof } from "@ugent/core"
+ * import { CausalLaws, RuleSet } from "@ugent/laws"
+ * import { Effect, Option } from "effect"
+ * const files = new Map<string, string>()
+ * const reject = (path: string, reason: "never-read" | "invalid" | "other-file" | "changed") => Effect.fail(new ReadProof.ProofRejected({ path, reason }))
+ * const fixture: CausalLaws.Fixture = {
+ *   makeFile: ({ name, content }) => Effect.sync(() => (files.set(name, content), name)),
+ *   read: (path) => ReadProof.issue({ path, content: files.get(path)!, coverage: { _tag: "Whole" } }),
+ *   write: ({ path, proof, content }) => Effect.gen(function* () {
+ *     if (proof === undefined) return yield* reject(path, "never-read")
+ *     const signed = yield* ReadProof.fromToken(proof.token)
+ *     if (Option.isNone(signed) || !(yield* ReadProof.isReadProof(proof))) return yield* reject(path, "invalid")
+ *     if (signed.value.path !== path) return yield* reject(path, "other-file")
+ *     if (signed.value.hash !== ReadProof.hash(files.get(path)!)) return yield* reject(path, "changed")
+ *     files.set(path, content)
+ *     return yield* ReadProof.issue({ path, content, coverage: { _tag: "Whole" } })
+ *   }),
+ *   modify: (path, content) => Effect.sync(() => void files.set(path, content)),
+ *   contents: (path) => Effect.sync(() => files.get(path)!),
+ *   rejected: CausalLaws.proofRejected
+ * }
+ * const c = { names: ["a.txt", "b.txt"], before: "one", after: "two", changed: "three" } as const
+ * console.log(await Effect.runPromise(RuleSet.evaluate(CausalLaws.freshProof(fixture, c))))
+ * // => undefined
+ * ```
+ *
  * @category laws
  * @since 0.1.0
  */
@@ -220,6 +248,34 @@ export const freshProof = (fixture: AnyFixture, c: Contents): Law.Holds =>
 
 /**
  * A write to an existing file without a proof fails and changes nothing.
+ *
+ * **Example** (A careful in-memory writer)
+ * ```ts
+ * import { ReadProof } from "@ugent/core"
+ * import { CausalLaws, RuleSet } from "@ugent/laws"
+ * import { Effect, Option } from "effect"
+ * const files = new Map<string, string>()
+ * const reject = (path: string, reason: "never-read" | "invalid" | "other-file" | "changed") => Effect.fail(new ReadProof.ProofRejected({ path, reason }))
+ * const fixture: CausalLaws.Fixture = {
+ *   makeFile: ({ name, content }) => Effect.sync(() => (files.set(name, content), name)),
+ *   read: (path) => ReadProof.issue({ path, content: files.get(path)!, coverage: { _tag: "Whole" } }),
+ *   write: ({ path, proof, content }) => Effect.gen(function* () {
+ *     if (proof === undefined) return yield* reject(path, "never-read")
+ *     const signed = yield* ReadProof.fromToken(proof.token)
+ *     if (Option.isNone(signed) || !(yield* ReadProof.isReadProof(proof))) return yield* reject(path, "invalid")
+ *     if (signed.value.path !== path) return yield* reject(path, "other-file")
+ *     if (signed.value.hash !== ReadProof.hash(files.get(path)!)) return yield* reject(path, "changed")
+ *     files.set(path, content)
+ *     return yield* ReadProof.issue({ path, content, coverage: { _tag: "Whole" } })
+ *   }),
+ *   modify: (path, content) => Effect.sync(() => void files.set(path, content)),
+ *   contents: (path) => Effect.sync(() => files.get(path)!),
+ *   rejected: CausalLaws.proofRejected
+ * }
+ * const c = { names: ["a.txt", "b.txt"], before: "one", after: "two", changed: "three" } as const
+ * console.log(await Effect.runPromise(RuleSet.evaluate(CausalLaws.missingProof(fixture, c))))
+ * // => undefined
+ * ```
  *
  * @category laws
  * @since 0.1.0
@@ -242,6 +298,34 @@ export const missingProof = (fixture: AnyFixture, c: Contents): Law.Holds =>
 /**
  * A write whose proof predates an external modification fails, and the
  * modification survives.
+ *
+ * **Example** (A careful in-memory writer)
+ * ```ts
+ * import { ReadProof } from "@ugent/core"
+ * import { CausalLaws, RuleSet } from "@ugent/laws"
+ * import { Effect, Option } from "effect"
+ * const files = new Map<string, string>()
+ * const reject = (path: string, reason: "never-read" | "invalid" | "other-file" | "changed") => Effect.fail(new ReadProof.ProofRejected({ path, reason }))
+ * const fixture: CausalLaws.Fixture = {
+ *   makeFile: ({ name, content }) => Effect.sync(() => (files.set(name, content), name)),
+ *   read: (path) => ReadProof.issue({ path, content: files.get(path)!, coverage: { _tag: "Whole" } }),
+ *   write: ({ path, proof, content }) => Effect.gen(function* () {
+ *     if (proof === undefined) return yield* reject(path, "never-read")
+ *     const signed = yield* ReadProof.fromToken(proof.token)
+ *     if (Option.isNone(signed) || !(yield* ReadProof.isReadProof(proof))) return yield* reject(path, "invalid")
+ *     if (signed.value.path !== path) return yield* reject(path, "other-file")
+ *     if (signed.value.hash !== ReadProof.hash(files.get(path)!)) return yield* reject(path, "changed")
+ *     files.set(path, content)
+ *     return yield* ReadProof.issue({ path, content, coverage: { _tag: "Whole" } })
+ *   }),
+ *   modify: (path, content) => Effect.sync(() => void files.set(path, content)),
+ *   contents: (path) => Effect.sync(() => files.get(path)!),
+ *   rejected: CausalLaws.proofRejected
+ * }
+ * const c = { names: ["a.txt", "b.txt"], before: "one", after: "two", changed: "three" } as const
+ * console.log(await Effect.runPromise(RuleSet.evaluate(CausalLaws.staleProof(fixture, c))))
+ * // => undefined
+ * ```
  *
  * @category laws
  * @since 0.1.0
@@ -278,6 +362,19 @@ const withToken = (proof: ReadProof.ReadProof, token: string, prototype: object)
 /**
  * Forges a proof for the file `genuine` was issued for.
  *
+ * **Example** (A transplanted proof)
+ * ```ts
+ * import { ReadProof } from "@ugent/core"
+ * import { CausalLaws } from "@ugent/laws"
+ * import { Effect } from "effect"
+ * const genuine = Effect.runSync(ReadProof.issue({ path: "/ws/a.txt", content: "a", coverage: { _tag: "Whole" } }))
+ * const other = Effect.runSync(ReadProof.issue({ path: "/ws/b.txt", content: "b", coverage: { _tag: "Whole" } }))
+ * const forged = CausalLaws.forge("transplanted", genuine, { foreign: genuine, otherFile: other })
+ * // The fields say a.txt, the genuine token inside says b.txt: a tool must trust the token.
+ * console.log(forged.path, forged.token === other.token, Effect.runSync(ReadProof.isReadProof(forged)))
+ * // => /ws/a.txt true true
+ * ```
+ *
  * @category forgeries
  * @since 0.1.0
  */
@@ -310,6 +407,41 @@ export const forge = (
  * A write with a forged proof fails and changes nothing. `issueForeign`
  * issues a proof of the same file and content under another server's key.
  *
+ * **Example** (Every forgery refused by a careful writer)
+ * ```ts
+ * import { ReadProof } from "@ugent/core"
+ * import { CausalLaws, RuleSet } from "@ugent/laws"
+ * import { Effect, Option } from "effect"
+ * const files = new Map<string, string>()
+ * const reject = (path: string, reason: "never-read" | "invalid" | "other-file" | "changed") => Effect.fail(new ReadProof.ProofRejected({ path, reason }))
+ * const fixture: CausalLaws.Fixture = {
+ *   makeFile: ({ name, content }) => Effect.sync(() => (files.set(name, content), name)),
+ *   read: (path) => ReadProof.issue({ path, content: files.get(path)!, coverage: { _tag: "Whole" } }),
+ *   write: ({ path, proof, content }) => Effect.gen(function* () {
+ *     if (proof === undefined) return yield* reject(path, "never-read")
+ *     const signed = yield* ReadProof.fromToken(proof.token)
+ *     if (Option.isNone(signed) || !(yield* ReadProof.isReadProof(proof))) return yield* reject(path, "invalid")
+ *     if (signed.value.path !== path) return yield* reject(path, "other-file")
+ *     if (signed.value.hash !== ReadProof.hash(files.get(path)!)) return yield* reject(path, "changed")
+ *     files.set(path, content)
+ *     return yield* ReadProof.issue({ path, content, coverage: { _tag: "Whole" } })
+ *   }),
+ *   modify: (path, content) => Effect.sync(() => void files.set(path, content)),
+ *   contents: (path) => Effect.sync(() => files.get(path)!),
+ *   rejected: CausalLaws.proofRejected
+ * }
+ * const c = { names: ["a.txt", "b.txt"], before: "one", after: "two", changed: "three" } as const
+ * const foreign = (genuine: ReadProof.ReadProof, content: string) =>
+ *   ReadProof.issue({ path: genuine.path, content, coverage: genuine.coverage }).pipe(Effect.provide(ReadProof.layerKey("another server's key, 32 bytes long")))
+ * for (const forgery of ["literal", "tampered", "foreign", "transplanted"] as const) {
+ *   console.log(forgery, await Effect.runPromise(RuleSet.evaluate(CausalLaws.forgedProof(fixture, c, forgery, foreign))))
+ * }
+ * // => literal undefined
+ * // => tampered undefined
+ * // => foreign undefined
+ * // => transplanted undefined
+ * ```
+ *
  * @category laws
  * @since 0.1.0
  */
@@ -338,6 +470,34 @@ export const forgedProof = (
  * A genuine proof of another file, even one with the same content, does not
  * allow a write.
  *
+ * **Example** (A careful in-memory writer)
+ * ```ts
+ * import { ReadProof } from "@ugent/core"
+ * import { CausalLaws, RuleSet } from "@ugent/laws"
+ * import { Effect, Option } from "effect"
+ * const files = new Map<string, string>()
+ * const reject = (path: string, reason: "never-read" | "invalid" | "other-file" | "changed") => Effect.fail(new ReadProof.ProofRejected({ path, reason }))
+ * const fixture: CausalLaws.Fixture = {
+ *   makeFile: ({ name, content }) => Effect.sync(() => (files.set(name, content), name)),
+ *   read: (path) => ReadProof.issue({ path, content: files.get(path)!, coverage: { _tag: "Whole" } }),
+ *   write: ({ path, proof, content }) => Effect.gen(function* () {
+ *     if (proof === undefined) return yield* reject(path, "never-read")
+ *     const signed = yield* ReadProof.fromToken(proof.token)
+ *     if (Option.isNone(signed) || !(yield* ReadProof.isReadProof(proof))) return yield* reject(path, "invalid")
+ *     if (signed.value.path !== path) return yield* reject(path, "other-file")
+ *     if (signed.value.hash !== ReadProof.hash(files.get(path)!)) return yield* reject(path, "changed")
+ *     files.set(path, content)
+ *     return yield* ReadProof.issue({ path, content, coverage: { _tag: "Whole" } })
+ *   }),
+ *   modify: (path, content) => Effect.sync(() => void files.set(path, content)),
+ *   contents: (path) => Effect.sync(() => files.get(path)!),
+ *   rejected: CausalLaws.proofRejected
+ * }
+ * const c = { names: ["a.txt", "b.txt"], before: "one", after: "two", changed: "three" } as const
+ * console.log(await Effect.runPromise(RuleSet.evaluate(CausalLaws.otherFileProof(fixture, c))))
+ * // => undefined
+ * ```
+ *
  * @category laws
  * @since 0.1.0
  */
@@ -358,6 +518,34 @@ export const otherFileProof = (fixture: AnyFixture, c: Contents): Law.Holds =>
  * The proof that allowed a write does not allow a second one: the file no
  * longer holds what it saw.
  *
+ * **Example** (A careful in-memory writer)
+ * ```ts
+ * import { ReadProof } from "@ugent/core"
+ * import { CausalLaws, RuleSet } from "@ugent/laws"
+ * import { Effect, Option } from "effect"
+ * const files = new Map<string, string>()
+ * const reject = (path: string, reason: "never-read" | "invalid" | "other-file" | "changed") => Effect.fail(new ReadProof.ProofRejected({ path, reason }))
+ * const fixture: CausalLaws.Fixture = {
+ *   makeFile: ({ name, content }) => Effect.sync(() => (files.set(name, content), name)),
+ *   read: (path) => ReadProof.issue({ path, content: files.get(path)!, coverage: { _tag: "Whole" } }),
+ *   write: ({ path, proof, content }) => Effect.gen(function* () {
+ *     if (proof === undefined) return yield* reject(path, "never-read")
+ *     const signed = yield* ReadProof.fromToken(proof.token)
+ *     if (Option.isNone(signed) || !(yield* ReadProof.isReadProof(proof))) return yield* reject(path, "invalid")
+ *     if (signed.value.path !== path) return yield* reject(path, "other-file")
+ *     if (signed.value.hash !== ReadProof.hash(files.get(path)!)) return yield* reject(path, "changed")
+ *     files.set(path, content)
+ *     return yield* ReadProof.issue({ path, content, coverage: { _tag: "Whole" } })
+ *   }),
+ *   modify: (path, content) => Effect.sync(() => void files.set(path, content)),
+ *   contents: (path) => Effect.sync(() => files.get(path)!),
+ *   rejected: CausalLaws.proofRejected
+ * }
+ * const c = { names: ["a.txt", "b.txt"], before: "one", after: "two", changed: "three" } as const
+ * console.log(await Effect.runPromise(RuleSet.evaluate(CausalLaws.spentProof(fixture, c))))
+ * // => undefined
+ * ```
+ *
  * @category laws
  * @since 0.1.0
  */
@@ -377,6 +565,34 @@ export const spentProof = (fixture: AnyFixture, c: Contents): Law.Holds =>
 /**
  * A successful write returns a fresh proof, and that proof allows the next
  * write without a re-read.
+ *
+ * **Example** (A writer that returns a fresh proof)
+ * ```ts
+ * import { ReadProof } from "@ugent/core"
+ * import { CausalLaws, RuleSet } from "@ugent/laws"
+ * import { Effect, Option } from "effect"
+ * const files = new Map<string, string>()
+ * const reject = (path: string, reason: "never-read" | "invalid" | "other-file" | "changed") => Effect.fail(new ReadProof.ProofRejected({ path, reason }))
+ * const fixture: CausalLaws.Fixture = {
+ *   makeFile: ({ name, content }) => Effect.sync(() => (files.set(name, content), name)),
+ *   read: (path) => ReadProof.issue({ path, content: files.get(path)!, coverage: { _tag: "Whole" } }),
+ *   write: ({ path, proof, content }) => Effect.gen(function* () {
+ *     if (proof === undefined) return yield* reject(path, "never-read")
+ *     const signed = yield* ReadProof.fromToken(proof.token)
+ *     if (Option.isNone(signed) || !(yield* ReadProof.isReadProof(proof))) return yield* reject(path, "invalid")
+ *     if (signed.value.path !== path) return yield* reject(path, "other-file")
+ *     if (signed.value.hash !== ReadProof.hash(files.get(path)!)) return yield* reject(path, "changed")
+ *     files.set(path, content)
+ *     return yield* ReadProof.issue({ path, content, coverage: { _tag: "Whole" } })
+ *   }),
+ *   modify: (path, content) => Effect.sync(() => void files.set(path, content)),
+ *   contents: (path) => Effect.sync(() => files.get(path)!),
+ *   rejected: CausalLaws.proofRejected
+ * }
+ * const c = { names: ["a.txt", "b.txt"], before: "one", after: "two", changed: "three" } as const
+ * console.log(await Effect.runPromise(RuleSet.evaluate(CausalLaws.chainedProof(fixture, c, (result) => result as ReadProof.ReadProof))))
+ * // => undefined
+ * ```
  *
  * @category laws
  * @since 0.1.0

@@ -62,6 +62,15 @@ const words = Schema.Literals(["alpha", "beta", "gamma", "δέλτα", "x", "  "
  * The default contents: one to eight words of short text, with newlines,
  * tabs and non-ASCII letters.
  *
+ * **Example** (Generated contents are never empty)
+ * ```ts
+ * import { CausalTests } from "@ugent/laws"
+ * import { Arbitrary, Effect } from "effect"
+ * const samples = Effect.runSync(Arbitrary.sampleEffect(CausalTests.defaultContent, { count: 20, seed: 1 }))
+ * console.log(samples.every((s) => s.length > 0))
+ * // => true
+ * ```
+ *
  * @category generators
  * @since 0.1.0
  */
@@ -109,6 +118,25 @@ const forgeries: ReadonlyArray<CausalLaws.Forgery> = ["literal", "tampered", "fo
 
 /**
  * The causal rule set.
+ *
+ * **Example** (A writer that checks nothing)
+ * ```ts
+ * import { ReadProof } from "@ugent/core"
+ * import { CausalTests, Report, RuleSet } from "@ugent/laws"
+ * import { Effect } from "effect"
+ * // A writer that checks nothing: every refusal law is falsified.
+ * const files = new Map<string, string>()
+ * const careless = CausalTests.causal({
+ *   makeFile: ({ name, content }) => Effect.sync(() => (files.set(name, content), name)),
+ *   read: (path) => ReadProof.issue({ path, content: files.get(path)!, coverage: { _tag: "Whole" } }),
+ *   write: ({ path, content }) => Effect.sync(() => void files.set(path, content)),
+ *   modify: (path, content) => Effect.sync(() => void files.set(path, content)),
+ *   contents: (path) => Effect.sync(() => files.get(path)!)
+ * })
+ * const reports = await Effect.runPromise(RuleSet.check("careless", careless, { seed: 1, runs: 10 }))
+ * console.log(reports.filter((r) => !Report.isPassed(r)).map((r) => r.law))
+ * // => [ 'a missing proof fails', 'a stale proof fails', 'a forged proof fails', 'a proof of another file fails', 'a spent proof fails' ]
+ * ```
  *
  * @category rule sets
  * @since 0.1.0

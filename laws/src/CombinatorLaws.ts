@@ -25,6 +25,17 @@ const run = (tool: () => Tool.Any, a: unknown) => Effect.suspend(() => tool().ru
  * fail with `AllFailed` listing every failure with its key, else succeed with
  * both outputs.
  *
+ * **Example** (Two failing branches, both reported)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { CombinatorLaws, Instance, RuleSet, ToolArbitrary } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const inc = Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
+ * const fails = ToolArbitrary.fromSpec({ _tag: "failWhen", modulus: 1, label: "a" }, Schema.Int)
+ * console.log(await Effect.runPromise(RuleSet.evaluate(CombinatorLaws.allCollectsEveryFailure(Instance.tool, fails, fails, 1))))
+ * // => undefined
+ * ```
+ *
  * @category laws
  * @since 0.1.0
  */
@@ -52,6 +63,17 @@ export const allCollectsEveryFailure = (I: Instance, f: Tool.Any, g: Tool.Any, a
  * `all([f, g])` in fail-fast mode, one branch at a time <-> `f &&& g`: the
  * first failure stops the rest.
  *
+ * **Example** (Fail-fast, one at a time)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { CombinatorLaws, Instance, RuleSet, ToolArbitrary } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const inc = Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
+ * const fails = ToolArbitrary.fromSpec({ _tag: "failWhen", modulus: 1, label: "a" }, Schema.Int)
+ * console.log(await Effect.runPromise(RuleSet.evaluate(CombinatorLaws.allSequentialFailFastIsFanout(Instance.tool, inc, fails, 1))))
+ * // => undefined
+ * ```
+ *
  * @category laws
  * @since 0.1.0
  */
@@ -67,6 +89,17 @@ export const allSequentialFailFastIsFanout = (I: Instance, f: Tool.Any, g: Tool.
  * `all([f, g])` in fail-fast mode <-> `Effect.all` of both runs, concurrently:
  * the first failure interrupts the other branch.
  *
+ * **Example** (Fail-fast, concurrently)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { CombinatorLaws, Instance, RuleSet, ToolArbitrary } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const inc = Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
+ * const fails = ToolArbitrary.fromSpec({ _tag: "failWhen", modulus: 1, label: "a" }, Schema.Int)
+ * console.log(await Effect.runPromise(RuleSet.evaluate(CombinatorLaws.allFailFastIsEffectAll(Instance.tool, inc, fails, 1))))
+ * // => undefined
+ * ```
+ *
  * @category laws
  * @since 0.1.0
  */
@@ -81,6 +114,17 @@ export const allFailFastIsEffectAll = (I: Instance, f: Tool.Any, g: Tool.Any, a:
 /**
  * `all({ k: f })` <-> `map(f, b => ({ k: b }))`, in fail-fast mode; in
  * collect-all mode a failure is reported as `AllFailed([{ key: "k", error }])`.
+ *
+ * **Example** (all over one failing tool, collect-all)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { CombinatorLaws, Instance, RuleSet, ToolArbitrary } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const inc = Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
+ * const fails = ToolArbitrary.fromSpec({ _tag: "failWhen", modulus: 1, label: "a" }, Schema.Int)
+ * console.log(await Effect.runPromise(RuleSet.evaluate(CombinatorLaws.allOfOneIsMap(Instance.tool, fails, 1, "collect-all"))))
+ * // => undefined
+ * ```
  *
  * @category laws
  * @since 0.1.0
@@ -102,6 +146,17 @@ export const allOfOneIsMap = (I: Instance, f: Tool.Any, a: unknown, mode: "fail-
  * `orElse(f, g)` <-> `f(a)`, and where it fails with a typed failure, `g(a)`
  * (after `f`'s effects). Defects are not recovered.
  *
+ * **Example** (A fallback after a failure)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { CombinatorLaws, Instance, RuleSet, ToolArbitrary } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const inc = Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
+ * const fails = ToolArbitrary.fromSpec({ _tag: "failWhen", modulus: 1, label: "a" }, Schema.Int)
+ * console.log(await Effect.runPromise(RuleSet.evaluate(CombinatorLaws.orElseIsFallback(Instance.tool, fails, inc, 1))))
+ * // => undefined
+ * ```
+ *
  * @category laws
  * @since 0.1.0
  */
@@ -115,6 +170,17 @@ export const orElseIsFallback = (I: Instance, f: Tool.Any, g: Tool.Any, a: unkno
 
 /**
  * `orElse(f, g)` <-> `f` for a tool `f` that succeeds.
+ *
+ * **Example** (A tool that succeeds needs no fallback)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { CombinatorLaws, Instance, RuleSet, ToolArbitrary } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const inc = Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
+ * const fails = ToolArbitrary.fromSpec({ _tag: "failWhen", modulus: 1, label: "a" }, Schema.Int)
+ * console.log(await Effect.runPromise(RuleSet.evaluate(CombinatorLaws.orElseOfSuccess(Instance.tool, inc, fails, 1))))
+ * // => undefined
+ * ```
  *
  * @category laws
  * @since 0.1.0
@@ -132,6 +198,17 @@ export const orElseOfSuccess = (I: Instance, f: Tool.Any, g: Tool.Any, a: unknow
  * `orElse(fail, g)` <-> `g` for a tool that always fails with a typed
  * failure and has no effects.
  *
+ * **Example** (An always-failing tool is the left unit)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { CombinatorLaws, Instance, RuleSet, ToolArbitrary } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const inc = Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
+ * const fails = ToolArbitrary.fromSpec({ _tag: "failWhen", modulus: 1, label: "a" }, Schema.Int)
+ * console.log(await Effect.runPromise(RuleSet.evaluate(CombinatorLaws.orElseOfFailure(Instance.tool, fails, inc, 1))))
+ * // => undefined
+ * ```
+ *
  * @category laws
  * @since 0.1.0
  */
@@ -146,6 +223,17 @@ export const orElseOfFailure = (I: Instance, fail: Tool.Any, g: Tool.Any, a: unk
 /**
  * `orElse(orElse(f, g), h)` <-> `orElse(f, orElse(g, h))`.
  *
+ * **Example** (Associativity of orElse)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { CombinatorLaws, Instance, RuleSet, ToolArbitrary } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const inc = Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
+ * const fails = ToolArbitrary.fromSpec({ _tag: "failWhen", modulus: 1, label: "a" }, Schema.Int)
+ * console.log(await Effect.runPromise(RuleSet.evaluate(CombinatorLaws.orElseAssociativity(Instance.tool, fails, fails, inc, 1))))
+ * // => undefined
+ * ```
+ *
  * @category laws
  * @since 0.1.0
  */
@@ -159,6 +247,18 @@ export const orElseAssociativity = (I: Instance, f: Tool.Any, g: Tool.Any, h: To
 
 /**
  * `choice({ A: f, B: g })` on an input tagged `A` <-> `f`, on one tagged `B` <-> `g`.
+ *
+ * **Example** (Dispatching an input tagged A)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { CombinatorLaws, Instance, RuleSet, ToolArbitrary } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const inc = Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
+ * const fails = ToolArbitrary.fromSpec({ _tag: "failWhen", modulus: 1, label: "a" }, Schema.Int)
+ * const branches = { A: Tool.contramap(inc, (x: { readonly n: number }) => x.n), B: fails }
+ * console.log(await Effect.runPromise(RuleSet.evaluate(CombinatorLaws.choiceDispatches(Instance.tool, branches, { _tag: "A", n: 1 } as { readonly _tag: string }))))
+ * // => undefined
+ * ```
  *
  * @category laws
  * @since 0.1.0

@@ -43,8 +43,9 @@ export interface EffectLogShape {
  *   yield* EffectLog.append("write")
  *   return yield* EffectLog.entries
  * })
- * console.log(Effect.runSync(program.pipe(Effect.provide(EffectLog.EffectLog.layer))))
- * // => [ { label: 'read', at: 0 }, { label: 'write', at: 0 } ]
+ * const entries = Effect.runSync(program.pipe(Effect.provide(EffectLog.EffectLog.layer)))
+ * console.log(entries.map((e) => e.label))
+ * // => [ 'read', 'write' ]
  * ```
  *
  * @category services
@@ -57,6 +58,16 @@ export class EffectLog extends Context.Service<EffectLog, EffectLogShape>()("uge
 
 /**
  * A fresh, empty log.
+ *
+ * **Example** (A log of its own)
+ * ```ts
+ * import { EffectLog } from "@ugent/laws"
+ * import { Effect } from "effect"
+ * const log = EffectLog.make()
+ * Effect.runSync(log.append("first"))
+ * console.log(Effect.runSync(log.entries).length)
+ * // => 1
+ * ```
  *
  * @category constructors
  * @since 0.1.0
@@ -75,6 +86,15 @@ export const make = (): EffectLogShape => {
 /**
  * Appends an entry, stamped with the current (virtual) time, to the current log.
  *
+ * **Example** (Stamped with virtual time)
+ * ```ts
+ * import { EffectLog, Observation } from "@ugent/laws"
+ * import { Effect } from "effect"
+ * const seen = await Effect.runPromise(Observation.run(Effect.sleep("1 second").pipe(Effect.andThen(EffectLog.append("tick")))))
+ * console.log(seen.log)
+ * // => [ { label: 'tick', at: 1000 } ]
+ * ```
+ *
  * @category combinators
  * @since 0.1.0
  */
@@ -83,6 +103,15 @@ export const append = (label: string): Effect.Effect<void, never, EffectLog> =>
 
 /**
  * The entries of the current log, oldest first.
+ *
+ * **Example** (Reading the current log)
+ * ```ts
+ * import { EffectLog } from "@ugent/laws"
+ * import { Effect } from "effect"
+ * const program = Effect.andThen(EffectLog.append("x"), EffectLog.entries)
+ * console.log(Effect.runSync(program.pipe(Effect.provide(EffectLog.EffectLog.layer))).map((e) => e.label))
+ * // => [ 'x' ]
+ * ```
  *
  * @category getters
  * @since 0.1.0

@@ -113,6 +113,17 @@ export const isEq = (
 /**
  * Builds a property of one side.
  *
+ * **Example** (A property of one side)
+ * ```ts
+ * import { Law, RuleSet } from "@ugent/laws"
+ * import { Effect, Exit } from "effect"
+ * const refusal = Law.holds("divide by zero", Effect.fail("division by zero"), "a typed failure", (o) =>
+ *   Exit.isFailure(o.exit) ? undefined : "it succeeded"
+ * )
+ * console.log(await Effect.runPromise(RuleSet.evaluate(refusal)))
+ * // => undefined
+ * ```
+ *
  * @category constructors
  * @since 0.1.0
  */

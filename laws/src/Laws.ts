@@ -57,8 +57,8 @@ export type ProvideFor<R> = [Exclude<R, Observation.Provided>] extends [never]
  * import { Effect, Schema } from "effect"
  * const trim = Tool.fromFunction({ name: "trim", input: Schema.String, output: Schema.String, f: (s: string) => s.trim() })
  * const reports = await Effect.runPromise(RuleSet.check("trim", CategoryTests.category({ tool: trim }), { seed: 5, runs: 25 }))
- * console.log(reports.map((r) => `${Report.lawName(r)}: ${r._tag}`).join("\n"))
- * // => category: identity is neutral
+ * console.log(reports.length, reports.every(Report.isPassed))
+ * // => 6 true
  * ```
  *
  * @category registration
@@ -83,6 +83,14 @@ export const checkAll = (name: string, ruleSet: RuleSet.RuleSet, options?: Check
 
 /**
  * The error a law's vitest test fails with; its message is the report.
+ *
+ * **Example** (The error of a failed law test)
+ * ```ts
+ * import { Laws } from "@ugent/laws"
+ * const e = new Laws.LawFailed("inc / category: associativity: falsified after 3 run(s)")
+ * console.log(e.name, e instanceof Error)
+ * // => LawFailed true
+ * ```
  *
  * @category errors
  * @since 0.1.0
@@ -154,6 +162,15 @@ export const arrow = <A, B = A, E = never, R = never>(name: string, options: Alg
  * arrow and category laws. Registers `describe(name)` with one test per law.
  *
  * Programmatically: `RuleSet.check(name, CombinatorTests.combinators(options), options)`.
+ *
+ * **Example** (The programmatic twin)
+ * ```ts
+ * import { CombinatorTests, Report, RuleSet } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const reports = await Effect.runPromise(RuleSet.check("Tool", CombinatorTests.combinators({ input: Schema.Int }), { seed: 3, runs: 15 }))
+ * console.log(reports.length, reports.every(Report.isPassed))
+ * // => 28 true
+ * ```
  *
  * @category registration
  * @since 0.1.0

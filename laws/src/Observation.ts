@@ -52,6 +52,15 @@ export type LogMode = "timed" | "ordered" | "ignored"
  * compares plain objects, arrays and class instances (tagged errors
  * included) field by field.
  *
+ * **Example** (Structural equality)
+ * ```ts
+ * import { Observation } from "@ugent/laws"
+ * import { Schema } from "effect"
+ * class Miss extends Schema.TaggedError<Miss>()("Miss", { key: Schema.String }) {}
+ * console.log(Observation.valueEquivalence(new Miss({ key: "a" }), new Miss({ key: "a" })), Observation.valueEquivalence({ n: 1 }, { n: 2 }))
+ * // => true false
+ * ```
+ *
  * @category equivalence
  * @since 0.1.0
  */
@@ -83,6 +92,15 @@ const reasonsEqual = (
  * An equality of exits from an equality of outputs (and optionally of typed
  * failures): defects are compared by message, interruptions are equal
  * whatever fiber interrupted.
+ *
+ * **Example** (Defects by message, interruption as interruption)
+ * ```ts
+ * import { Observation } from "@ugent/laws"
+ * import { Exit } from "effect"
+ * const eq = Observation.exitEquivalence()
+ * console.log(eq(Exit.die(new Error("bug")), Exit.die(new Error("bug"))), eq(Exit.interrupt(1), Exit.interrupt(2)), eq(Exit.succeed(1), Exit.fail(1)))
+ * // => true true false
+ * ```
  *
  * @category equivalence
  * @since 0.1.0
@@ -173,6 +191,16 @@ export const equivalence: Equivalence = byExit(exitEquivalence())
  * Which parts of two observations differ, by the default comparison: a list
  * of `"completion"`, `"exit"`, `"log"` (empty when they agree).
  *
+ * **Example** (What differs)
+ * ```ts
+ * import { Observation } from "@ugent/laws"
+ * import { Exit } from "effect"
+ * const a = { exit: Exit.succeed(1), log: [{ label: "x", at: 0 }], completed: true }
+ * const b = { exit: Exit.succeed(2), log: [], completed: true }
+ * console.log(Observation.differences(a, b))
+ * // => [ 'exit', 'log' ]
+ * ```
+ *
  * @category equivalence
  * @since 0.1.0
  */
@@ -223,6 +251,16 @@ export interface RunOptions {
  * `provide`, or a layer that failed to build. This is a mistake in the set-up,
  * not a falsified law, so it is reported apart.
  *
+ * **Example** (A missing service)
+ * ```ts
+ * import { Observation } from "@ugent/laws"
+ * import { Context, Effect, Exit } from "effect"
+ * class Db extends Context.Service<Db, { readonly url: string }>()("app/Db") {}
+ * const exit = await Effect.runPromise(Effect.exit(Observation.run(Db.use((db) => Effect.succeed(db.url)))))
+ * console.log(Exit.isFailure(exit) && exit.cause.reasons.some((r) => r._tag === "Die" && r.defect instanceof Observation.SetupError))
+ * // => true
+ * ```
+ *
  * @category errors
  * @since 0.1.0
  */
@@ -257,7 +295,7 @@ const missingService = (cause: Cause.Cause<unknown>): string | undefined => {
  * import { EffectLog, Observation } from "@ugent/laws"
  * import { Effect } from "effect"
  * const side = Effect.sleep("20 millis").pipe(Effect.andThen(EffectLog.append("done")), Effect.as(42))
- * const seen = Effect.runSync(Observation.run(side))
+ * const seen = await Effect.runPromise(Observation.run(side))
  * console.log(Observation.format(seen))
  * // => Success(42); log [done@20ms]
  * ```

@@ -98,6 +98,13 @@ export type Report = Passed | Falsified | Exhausted | ReplayMismatch | Errored
 /**
  * Whether a report is a pass.
  *
+ * **Example** (A passed report)
+ * ```ts
+ * import { Report } from "@ugent/laws"
+ * console.log(Report.isPassed({ _tag: "Passed", suite: "s", ruleSet: "category", law: "associativity", seed: 1, runs: 100 }))
+ * // => true
+ * ```
+ *
  * @category guards
  * @since 0.1.0
  */
@@ -108,6 +115,13 @@ const prefix = "ul1."
 /**
  * Encodes a replay token naming the suite and the law, so that one token
  * set in the environment replays exactly one law.
+ *
+ * **Example** (A replay token)
+ * ```ts
+ * import { Report } from "@ugent/laws"
+ * console.log(Report.encodeReplay("myTool", "category: associativity", "[0]").startsWith("ul1."))
+ * // => true
+ * ```
  *
  * @category replay
  * @since 0.1.0
@@ -147,6 +161,13 @@ export const decodeReplay = (
 
 /**
  * The full name of a report's law: `"category: associativity"`.
+ *
+ * **Example** (The full name of a law)
+ * ```ts
+ * import { Report } from "@ugent/laws"
+ * console.log(Report.lawName({ ruleSet: "arrow", law: "arr id = id" }))
+ * // => arrow: arr id = id
+ * ```
  *
  * @category formatting
  * @since 0.1.0

@@ -58,6 +58,15 @@ export const make = (name: string, laws: ReadonlyArray<Law.Any>, parents: Readon
  * the first rule set that states it (a parent shared by two branches counts
  * once).
  *
+ * **Example** (Arrow laws include the category laws, first)
+ * ```ts
+ * import { ArrowTests, RuleSet } from "@ugent/laws"
+ * import { Schema } from "effect"
+ * const all = RuleSet.laws(ArrowTests.arrow({ input: Schema.Int }))
+ * console.log(all[0]!.ruleSet, all.at(-1)!.ruleSet, all.length)
+ * // => category arrow 18
+ * ```
+ *
  * @category getters
  * @since 0.1.0
  */
@@ -107,6 +116,13 @@ const env = (name: string): string | undefined => {
  * The seed a check uses: the option, else `UGENT_LAWS_SEED`, else a fresh
  * random one.
  *
+ * **Example** (An explicit seed wins)
+ * ```ts
+ * import { RuleSet } from "@ugent/laws"
+ * console.log(RuleSet.resolveSeed(42))
+ * // => 42
+ * ```
+ *
  * @category seeds
  * @since 0.1.0
  */
@@ -127,6 +143,15 @@ const problemOf = (lhs: Observation.Observation, rhs: Observation.Observation): 
 /**
  * Observes a law's evidence: `undefined` when it holds, otherwise the
  * difference.
+ *
+ * **Example** (One equation on one input)
+ * ```ts
+ * import { Law, RuleSet } from "@ugent/laws"
+ * import { Effect } from "effect"
+ * const diff = await Effect.runPromise(RuleSet.evaluate(Law.isEq("1 + 1", Effect.succeed(2), "3", Effect.succeed(3))))
+ * console.log(diff?.problem)
+ * // => the exits differ
+ * ```
  *
  * @category checking
  * @since 0.1.0
@@ -159,6 +184,16 @@ export const evaluate = (
 
 /**
  * Checks one law and reports.
+ *
+ * **Example** (A falsified law, shrunk)
+ * ```ts
+ * import { Law, Report, RuleSet } from "@ugent/laws"
+ * import { Arbitrary, Effect, Schema } from "effect"
+ * const small = Law.make("n < 10", Arbitrary.schema(Schema.Int), (n) => Law.isEq("n < 10", Effect.succeed(n < 10), "true", Effect.succeed(true)))
+ * const report = await Effect.runPromise(RuleSet.checkLaw("ints", "order", small, { seed: 1 }))
+ * console.log(report._tag, (report as Report.Falsified).shrunkInput)
+ * // => Falsified 10
+ * ```
  *
  * @category checking
  * @since 0.1.0
@@ -245,7 +280,7 @@ const errorMessage = (cause: Cause.Cause<unknown>): string => {
  * const inc = Tool.fromFunction({ name: "inc", input: Schema.Int, output: Schema.Int, f: (n: number) => n + 1 })
  * const reports = await Effect.runPromise(RuleSet.check("inc", CategoryTests.category({ tool: inc }), { seed: 42, runs: 20 }))
  * console.log(reports.every(Report.isPassed), reports.length)
- * // => true 5
+ * // => true 6
  * ```
  *
  * @category checking

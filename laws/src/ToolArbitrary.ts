@@ -55,6 +55,14 @@ export interface Resolved<A> {
  * arbitrary from a schema throws when the schema cannot be generated (a
  * `Schema.declare` without an arbitrary annotation): give an `Arbitrary` then.
  *
+ * **Example** (A schema or an Arbitrary)
+ * ```ts
+ * import { ToolArbitrary } from "@ugent/laws"
+ * import { Arbitrary, Schema } from "effect"
+ * console.log(ToolArbitrary.resolve(Schema.Int).schema === Schema.Int, ToolArbitrary.resolve(Arbitrary.Constant(1)).schema === Schema.Unknown)
+ * // => true true
+ * ```
+ *
  * @category constructors
  * @since 0.1.0
  */
@@ -72,6 +80,14 @@ export const resolve = <A>(input: Input<A>): Resolved<A> => {
 /**
  * The typed failure of generated failing tools: which tool failed, and the
  * hash of the input it failed on.
+ *
+ * **Example** (The failure of a generated tool)
+ * ```ts
+ * import { ToolArbitrary } from "@ugent/laws"
+ * const e = new ToolArbitrary.GeneratedFailure({ tool: "failWhen(%2)#a", input: 42 })
+ * console.log(e._tag, e.input)
+ * // => GeneratedFailure 42
+ * ```
  *
  * @category errors
  * @since 0.1.0
@@ -104,6 +120,13 @@ export type Family = "pass" | "constant" | "table" | "log" | "sleep" | "failWhen
 /**
  * Every family, simplest first (shrinking moves towards the first).
  *
+ * **Example** (Every family)
+ * ```ts
+ * import { ToolArbitrary } from "@ugent/laws"
+ * console.log(ToolArbitrary.families)
+ * // => [ 'pass', 'constant', 'table', 'log', 'sleep', 'failWhen' ]
+ * ```
+ *
  * @category constants
  * @since 0.1.0
  */
@@ -112,6 +135,13 @@ export const families: ReadonlyArray<Family> = ["pass", "constant", "table", "lo
 /**
  * The families whose tools never fail.
  *
+ * **Example** (No failing family)
+ * ```ts
+ * import { ToolArbitrary } from "@ugent/laws"
+ * console.log(ToolArbitrary.totalFamilies.includes("failWhen"))
+ * // => false
+ * ```
+ *
  * @category constants
  * @since 0.1.0
  */
@@ -119,6 +149,13 @@ export const totalFamilies: ReadonlyArray<Family> = ["pass", "constant", "table"
 
 /**
  * The families whose tools are pure functions.
+ *
+ * **Example** (The pure families)
+ * ```ts
+ * import { ToolArbitrary } from "@ugent/laws"
+ * console.log(ToolArbitrary.pureFamilies)
+ * // => [ 'pass', 'constant', 'table' ]
+ * ```
  *
  * @category constants
  * @since 0.1.0
@@ -165,6 +202,15 @@ const moduli = Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum: 1, 
 /**
  * Generates specs of tools over values of `A`.
  *
+ * **Example** (Specs of effectful tools only)
+ * ```ts
+ * import { ToolArbitrary } from "@ugent/laws"
+ * import { Arbitrary, Effect, Schema } from "effect"
+ * const specs = Effect.runSync(Arbitrary.sampleEffect(ToolArbitrary.spec(Arbitrary.schema(Schema.Int), { families: ["log", "sleep"] }), { count: 20, seed: 1 }))
+ * console.log(specs.every((s) => s._tag === "log" || s._tag === "sleep"))
+ * // => true
+ * ```
+ *
  * @category generators
  * @since 0.1.0
  */
@@ -205,6 +251,13 @@ export const spec = <A>(values: Arbitrary.Arbitrary<A>, options?: Options): Arbi
 
 /**
  * The name a spec's tool carries: `"const(1)"`, `"sleep(20ms)>log(a)"`, …
+ *
+ * **Example** (Names of generated tools)
+ * ```ts
+ * import { ToolArbitrary } from "@ugent/laws"
+ * console.log(ToolArbitrary.nameOf({ _tag: "constant", value: { n: 1 } }), ToolArbitrary.nameOf({ _tag: "failWhen", modulus: 2, label: "b" }))
+ * // => const({ n: 1 }) failWhen(%2)#b
+ * ```
  *
  * @category getters
  * @since 0.1.0
@@ -250,7 +303,7 @@ const pureOf = <A>(self: Spec<A>): ((a: A) => A) | undefined => {
  * import { EffectLog, Observation, ToolArbitrary } from "@ugent/laws"
  * import { Effect, Schema } from "effect"
  * const tool = ToolArbitrary.fromSpec({ _tag: "sleep", millis: 5, label: "a" }, Schema.Int)
- * console.log(tool.name, Observation.format(Effect.runSync(Observation.run(tool.run(1)))))
+ * console.log(tool.name, Observation.format(await Effect.runPromise(Observation.run(tool.run(1)))))
  * // => sleep(5ms)>log(a) Success(1); log [a@5ms]
  * ```
  *
@@ -324,6 +377,15 @@ export const endo = <A>(input: Input<A>, options?: Options): Arbitrary.Arbitrary
 /**
  * Generates named pure functions `A -> A` (the `pass`, `constant` and `table`
  * families), for the `arr` of the arrow laws.
+ *
+ * **Example** (A generated pure function)
+ * ```ts
+ * import { ToolArbitrary } from "@ugent/laws"
+ * import { Arbitrary, Effect, Schema } from "effect"
+ * const [fn] = Effect.runSync(Arbitrary.sampleEffect(ToolArbitrary.pureFunction(Arbitrary.schema(Schema.Int)), { count: 1, seed: 7 }))
+ * console.log(typeof fn!.apply(1), fn!.apply(1) === fn!.apply(1))
+ * // => number true
+ * ```
  *
  * @category generators
  * @since 0.1.0

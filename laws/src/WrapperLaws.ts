@@ -38,7 +38,7 @@ const succeeded = (o: { readonly exit: Exit.Exit<unknown, unknown> }) => Exit.is
  * import { Effect } from "effect"
  * const inc = Tool.fromFunction({ name: "inc", f: (n: number) => n + 1 })
  * const logged = (t: Tool.Any) => Tool.wrap(t, (run) => (a) => Effect.tap(run(a), () => Effect.void))
- * const diff = Effect.runSync(RuleSet.evaluate(WrapperLaws.transparency(logged, inc, 1)))
+ * const diff = await Effect.runPromise(RuleSet.evaluate(WrapperLaws.transparency(logged, inc, 1)))
  * console.log(diff)
  * // => undefined
  * ```
@@ -63,6 +63,17 @@ export const transparency = (
 /**
  * Idempotence: wrapping twice is wrapping once.
  *
+ * **Example** (Renaming twice is renaming once)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { RuleSet, WrapperLaws } from "@ugent/laws"
+ * import { Effect } from "effect"
+ * const inc = Tool.fromFunction({ name: "inc", f: (n: number) => n + 1 })
+ * const renamed = (t: Tool.Any) => Tool.withName(t, "renamed")
+ * console.log(await Effect.runPromise(RuleSet.evaluate(WrapperLaws.idempotence(renamed, inc, 1))))
+ * // => undefined
+ * ```
+ *
  * @category laws
  * @since 0.1.0
  */
@@ -78,6 +89,17 @@ export const idempotence = (wrap: Wrap, tool: Tool.Any, a: unknown): Law.IsEq =>
  * An allow-all gate is the identity: under the services `allow` provides,
  * `wrap(t) <-> t` (failures included).
  *
+ * **Example** (Trust.gate under an L3 observer)
+ * ```ts
+ * import { Observer, Tool, Trust } from "@ugent/core"
+ * import { RuleSet, WrapperLaws } from "@ugent/laws"
+ * import { Effect, Schema } from "effect"
+ * const note = Tool.make({ name: "note.add", description: "Adds a note.", trust: 1, input: Schema.String, output: Schema.String, run: (s) => Effect.succeed(`noted: ${s}`) })
+ * const admin = Observer.layer({ id: "admin", trust: 3 })
+ * console.log(await Effect.runPromise(RuleSet.evaluate(WrapperLaws.allowAll(Trust.gate, admin, note, "hi"))))
+ * // => undefined
+ * ```
+ *
  * @category laws
  * @since 0.1.0
  */
@@ -92,6 +114,18 @@ export const allowAll = (wrap: Wrap, allow: Layer.Layer<never, unknown, never>, 
 /**
  * A deny-all gate fails for every input, with a failure `denied` accepts, and
  * none of the tool's effects happen (its effect log stays empty).
+ *
+ * **Example** (Trust.gate under an L0 observer)
+ * ```ts
+ * import { Observer, Tool, Trust } from "@ugent/core"
+ * import { RuleSet, WrapperLaws } from "@ugent/laws"
+ * import { Effect, Predicate, Schema } from "effect"
+ * const note = Tool.make({ name: "note.add", description: "Adds a note.", trust: 1, input: Schema.String, output: Schema.String, run: (s) => Effect.succeed(`noted: ${s}`) })
+ * const guest = Observer.layer({ id: "guest", trust: 0 })
+ * const law = WrapperLaws.denyAll(Trust.gate, guest, note, "hi", (e) => Predicate.isTagged(e, "TrustDenied"))
+ * console.log(await Effect.runPromise(RuleSet.evaluate(law)))
+ * // => undefined
+ * ```
  *
  * @category laws
  * @since 0.1.0

@@ -16,6 +16,14 @@ import * as WrapperLaws from "./WrapperLaws.ts"
 /**
  * The input generated tools take when none is given.
  *
+ * **Example** (The default input)
+ * ```ts
+ * import { WrapperTests } from "@ugent/laws"
+ * import { Schema } from "effect"
+ * console.log(Schema.decodeUnknownSync(WrapperTests.defaultInput)({ text: "hi", n: 1 }))
+ * // => { text: 'hi', n: 1 }
+ * ```
+ *
  * @category constants
  * @since 0.1.0
  */
@@ -62,7 +70,7 @@ const notGenerated = (error: unknown) => !Predicate.isTagged(error, "GeneratedFa
  * const renamed = WrapperTests.wrapper({ wrap: (t) => Tool.withName(t, `renamed(${t.name})`), idempotent: true })
  * const reports = await Effect.runPromise(RuleSet.check("withName", renamed, { seed: 1, runs: 30 }))
  * console.log(reports.map((r) => `${Report.lawName(r)}: ${r._tag}`))
- * // => [ 'wrapper: transparency', 'wrapper: idempotence' ]
+ * // => [ 'wrapper: transparency: Passed', 'wrapper: idempotence: Passed' ]
  * ```
  *
  * @category rule sets
@@ -109,6 +117,22 @@ export const wrapper = <A>(options: WrapperOptions<A>): RuleSet.RuleSet => {
 /**
  * The gate rule set alone: allow-all is the identity and deny-all fails, for
  * a wrapper that is not transparent without its allowing services.
+ *
+ * **Example** (Trust.gate as a gate)
+ * ```ts
+ * import { Observer, Trust } from "@ugent/core"
+ * import { Report, RuleSet, WrapperTests } from "@ugent/laws"
+ * import { Effect } from "effect"
+ * const rules = WrapperTests.gate({
+ *   wrap: Trust.gate,
+ *   tools: { trust: 1 },
+ *   allow: Observer.layer({ id: "admin", trust: 3 }),
+ *   deny: Observer.layer({ id: "guest", trust: 0 })
+ * })
+ * const reports = await Effect.runPromise(RuleSet.check("Trust.gate", rules, { seed: 1, runs: 20 }))
+ * console.log(reports.map((r) => `${r.law}: ${r._tag}`))
+ * // => [ 'allow-all is identity: Passed', 'deny-all fails: Passed' ]
+ * ```
  *
  * @category rule sets
  * @since 0.1.0
