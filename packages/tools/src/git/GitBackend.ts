@@ -200,8 +200,11 @@ export const layerNative: Layer.Layer<GitBackend> = layerNativeWith.pipe(Layer.p
  * ```ts
  * import { GitBackend } from "@ugent/tools"
  * import { Effect } from "effect"
- * const kind = Effect.runSync(Effect.map(GitBackend.GitBackend.asEffect(), (b) => b.kind).pipe(Effect.provide(GitBackend.layerIsomorphic)))
- * console.log(kind)
+ * const program = Effect.gen(function* () {
+ *   const backend = yield* GitBackend.GitBackend
+ *   return backend.kind
+ * })
+ * console.log(Effect.runSync(program.pipe(Effect.provide(GitBackend.layerIsomorphic))))
  * // => isomorphic
  * ```
  *

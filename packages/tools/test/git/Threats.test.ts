@@ -6,10 +6,10 @@ import * as fs from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import type { Tool, Trust } from "@ugent/core"
-import { type GitBackend, GitBlame, GitDiff, GitLog, GitShow, GitStatus, type Workspace } from "@ugent/tools"
+import type { Tool } from "@ugent/core"
+import { GitBlame, GitDiff, GitLog, GitShow, GitStatus } from "@ugent/tools"
 import { Effect } from "effect"
-import { backends, failureWith, gitGate, historyRepo, Repo, runWith } from "./fixtures.ts"
+import { backends, failureWith, gitGate, historyRepo, Repo, type Run, runWith } from "./fixtures.ts"
 
 const gate = gitGate()
 
@@ -31,9 +31,6 @@ const snapshot = (dir: string): Record<string, string> => {
   walk(dir)
   return out
 }
-
-/** Any git tool call. */
-type Run = Effect.Effect<unknown, { readonly _tag: string }, Workspace.Workspace | GitBackend.GitBackend | Trust.L0>
 
 /** Every tool, run once with an input that reaches the backend. */
 const everyTool = (rev?: string) =>

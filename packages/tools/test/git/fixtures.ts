@@ -327,3 +327,10 @@ export const failureWith = <A, E>(
 ): Promise<E> => Effect.runPromise(Effect.provide(Effect.flip(effect), layerFor(root, backend)))
 
 export const backends = ["native", "isomorphic"] as const
+
+/** Any git tool call, for lists of different tools. */
+export type Run = Effect.Effect<
+  unknown,
+  { readonly _tag: string; readonly message: string },
+  Workspace.Workspace | GitBackend.GitBackend | Trust.L0
+>
