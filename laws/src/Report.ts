@@ -212,7 +212,7 @@ export const format = (self: Report): string => {
         `  shrunk input: ${show(self.shrunkInput)}`,
         ...d.sides.map((s) => `  ${s.label} => ${Observation.format(s.observation)}`),
         `  seed: ${self.seed} (rerun every law with UGENT_LAWS_SEED=${self.seed} or { seed: ${JSON.stringify(self.seed)} })`,
-        `  replay: ${self.replay} (rerun this failure with UGENT_LAWS_REPLAY=${self.replay} or { replay: "${self.replay}" })`
+        `  replay: ${self.replay} (set UGENT_LAWS_REPLAY to it, or pass it as { replay }, to rerun exactly this failure)`
       ].join("\n")
     }
   }
