@@ -13,11 +13,12 @@
  *
  * @since 0.1.0
  */
-import { mkdirSync, statSync, writeFileSync } from "node:fs"
+import { randomBytes } from "node:crypto"
+import { existsSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs"
 import { resolve } from "node:path"
 import { text as readAll } from "node:stream/consumers"
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
-import { ToolError, Trust } from "@ugent/core"
+import { ReadProof, ToolError, Trust } from "@ugent/core"
 import { Cause, Console, Context, Effect, Exit, Fiber, Layer, Logger, Option, Runtime, Schema } from "effect"
 import { Argument, CliError, CliOutput, Command, Flag } from "effect/cli"
 import { HttpServer } from "effect/http"
@@ -150,7 +151,7 @@ const prepareUgentDir = (root: string) =>
         ? Effect.void
         : Effect.fail(
             new UsageError({
-              problem: `Could not create ${resolve(root, ".ugent")} for the stores (${e instanceof Error ? e.message : String(e)}); pass --stores memory, or a root you can write.`
+              problem: `Could not create ${resolve(root, ".ugent")} for the stores and the proof key (${e instanceof Error ? e.message : String(e)}); use a root you can write, or --stores memory with UGENT_PROOF_KEY set.`
             })
           )
     )
@@ -160,15 +161,71 @@ const isDirectory = (path: string) => statSync(path, { throwIfNoEntry: false })?
 const isFile = (path: string) => statSync(path, { throwIfNoEntry: false })?.isFile() === true
 
 /**
- * The server options the flags describe.
+ * The key that signs read proofs, shared by every `ugent` process on a
+ * workspace so that a proof printed by one `ugent invoke` is accepted by the
+ * next: `UGENT_PROOF_KEY` (at least 32 bytes) if set, else
+ * `<root>/.ugent/proof.key`, made on first use (32 random bytes, mode 0600).
+ * The workspace's tools cannot read it: `*.key` is among the names the
+ * workspace always blocks.
+ */
+const proofKey = (root: string): Effect.Effect<Uint8Array, UsageError> =>
+  Effect.gen(function* () {
+    const fromEnv = process.env.UGENT_PROOF_KEY
+    if (fromEnv !== undefined && fromEnv !== "") {
+      const bytes = new TextEncoder().encode(fromEnv)
+      if (bytes.length < 32) return yield* new UsageError({ problem: "UGENT_PROOF_KEY must be at least 32 bytes." })
+      return bytes
+    }
+    yield* prepareUgentDir(root)
+    const file = resolve(root, ".ugent", "proof.key")
+    return yield* Effect.try({
+      try: () => {
+        if (!existsSync(file)) {
+          // Written aside, then linked into place: a concurrent process sees no key or a whole one.
+          const aside = `${file}.${process.pid}.${randomBytes(4).toString("hex")}`
+          writeFileSync(aside, randomBytes(32).toString("hex"), { mode: 0o600 })
+          try {
+            linkSync(aside, file)
+          } catch (e) {
+            // Another process made it first: use theirs.
+            if ((e as { code?: unknown }).code !== "EEXIST") throw e
+          } finally {
+            unlinkSync(aside)
+          }
+        }
+        const hex = readFileSync(file, "utf8").trim()
+        if (!/^[0-9a-f]{64,}$/.test(hex)) throw new Error(`${file} is not a hex key of 32 bytes or more`)
+        return Buffer.from(hex, "hex")
+      },
+      catch: (e) =>
+        new UsageError({
+          problem: `The proof key could not be read or made (${e instanceof Error ? e.message : String(e)}); delete ${file} to make a new one, or set UGENT_PROOF_KEY.`
+        })
+    })
+  })
+
+/**
+ * The configuration the flags describe: the server's options, and for
+ * commands that call tools the workspace's proof key.
  *
  * @category configuration
  * @since 0.1.0
  */
-export const optionsOf = (
+export interface Setup {
+  readonly options: Server.Options
+  readonly proofKey: Uint8Array | undefined
+}
+
+/**
+ * Reads the flags into a {@link Setup}.
+ *
+ * @category configuration
+ * @since 0.1.0
+ */
+export const setupOf = (
   flags: Common,
-  defaults: { readonly stores: "memory" | "sqlite" }
-): Effect.Effect<Server.Options, UsageError> =>
+  defaults: { readonly stores: "memory" | "sqlite"; readonly proofKey: boolean }
+): Effect.Effect<Setup, UsageError> =>
   Effect.gen(function* () {
     const root = resolve(Option.getOrElse(flags.root, () => process.cwd()))
     if (!isDirectory(root)) return yield* new UsageError({ problem: `The root ${root} is not a directory.` })
@@ -185,14 +242,21 @@ export const optionsOf = (
     const stores = yield* storesOf(flags.stores, defaults.stores)
     if (stores === "sqlite") yield* prepareUgentDir(root)
     return {
-      root,
-      trust,
-      recipe,
-      stores,
-      redis: Option.getOrUndefined(flags.redis),
-      observerId: "local"
+      options: {
+        root,
+        trust,
+        recipe,
+        stores,
+        redis: Option.getOrUndefined(flags.redis),
+        observerId: "local"
+      },
+      proofKey: defaults.proofKey ? yield* proofKey(root) : undefined
     }
   })
+
+/** The proof key as a layer (nothing when the command calls no tool). */
+const keyLayer = (setup: Setup): Layer.Layer<never> =>
+  setup.proofKey === undefined ? Layer.empty : ReadProof.layerKey(setup.proofKey)
 
 // ---------------------------------------------------------------------------
 // Printing
@@ -237,10 +301,10 @@ const startupProblem = (e: unknown): UsageError =>
     ? e
     : new UsageError({ problem: `The server could not start: ${ToolError.messageOf(e).replace(/\.$/, "")}.` })
 
-const onRoad = <A>(
-  options: Server.Options,
-  effect: Effect.Effect<A, never, Server.Services>
-): Effect.Effect<A, UsageError> => Effect.provide(effect, Server.layer(options)).pipe(Effect.mapError(startupProblem))
+const onRoad = <A>(setup: Setup, effect: Effect.Effect<A, never, Server.Services>): Effect.Effect<A, UsageError> =>
+  Effect.provide(effect, Server.layer(setup.options).pipe(Layer.provideMerge(keyLayer(setup)))).pipe(
+    Effect.mapError(startupProblem)
+  )
 
 // ---------------------------------------------------------------------------
 // Commands
@@ -248,8 +312,8 @@ const onRoad = <A>(
 
 const list = Command.make("list", { ...common, json }, (flags) =>
   Effect.gen(function* () {
-    const options = yield* optionsOf(flags, { stores: "memory" })
-    const listing = yield* onRoad(options, Http.listing)
+    const setup = yield* setupOf(flags, { stores: "memory", proofKey: false })
+    const listing = yield* onRoad(setup, Http.listing)
     if (flags.json) return yield* printJson(listing)
     const width = Math.max(0, ...listing.paths.map((p) => p.path.length))
     for (const p of listing.paths) {
@@ -278,8 +342,8 @@ const describe = Command.make(
   },
   (flags) =>
     Effect.gen(function* () {
-      const options = yield* optionsOf(flags, { stores: "memory" })
-      const described = yield* onRoad(options, Http.describe(flags.path))
+      const setup = yield* setupOf(flags, { stores: "memory", proofKey: false })
+      const described = yield* onRoad(setup, Http.describe(flags.path))
       if (!described.ok) return yield* printOutcome(described, flags.json)
       const d = described.description
       if (flags.json) return yield* printJson(d)
@@ -332,9 +396,9 @@ const invoke = Command.make(
           ? yield* readStdin
           : flags.input.value
       const input = raw === undefined ? {} : yield* parseInput(raw)
-      const options = yield* optionsOf(flags, { stores: "sqlite" })
+      const setup = yield* setupOf(flags, { stores: "sqlite", proofKey: true })
       const outcome = yield* onRoad(
-        options,
+        setup,
         withProgress(
           `running ${flags.path}`,
           Effect.flatMap(Invoker, (road) => road.invoke({ path: flags.path, input }))
@@ -369,9 +433,9 @@ const exec = Command.make(
   (flags) =>
     Effect.gen(function* () {
       const text = Option.isSome(flags.text) ? flags.text.value : yield* readStdin
-      const options = yield* optionsOf(flags, { stores: "sqlite" })
+      const setup = yield* setupOf(flags, { stores: "sqlite", proofKey: true })
       const outcomes = yield* onRoad(
-        options,
+        setup,
         withProgress(
           "running the calls",
           Effect.flatMap(Invoker, (road) => road.invokeText(text))
@@ -398,10 +462,9 @@ const exec = Command.make(
 
 const mcp = Command.make("mcp", { ...common }, (flags) =>
   Effect.gen(function* () {
-    const options = yield* optionsOf(flags, { stores: "sqlite" })
-    yield* Layer.launch(Mcp.layerStdio().pipe(Layer.provide(Server.layer(options)))).pipe(
-      Effect.mapError(startupProblem)
-    )
+    const setup = yield* setupOf(flags, { stores: "sqlite", proofKey: true })
+    const road = Server.layer(setup.options).pipe(Layer.provideMerge(keyLayer(setup)))
+    yield* Layer.launch(Mcp.layerStdio().pipe(Layer.provide(road))).pipe(Effect.mapError(startupProblem))
   }).pipe(Effect.catchTag("UsageError", usage(false)))
 ).pipe(Command.withDescription("An MCP server on stdio (stdout carries only protocol messages)"))
 
@@ -420,13 +483,16 @@ const serve = Command.make(
   },
   (flags) =>
     Effect.gen(function* () {
-      const options = yield* optionsOf(flags, { stores: "sqlite" })
+      const setup = yield* setupOf(flags, { stores: "sqlite", proofKey: true })
+      const options = setup.options
       if (!Http.isLoopback(flags.host)) {
         yield* Console.error(
           `ugent: warning: ${flags.host} is not a loopback address; whoever reaches it calls as "${options.observerId}" at L${options.trust}.`
         )
       }
-      const app = Http.serve({ ...options, port: flags.port, host: flags.host }, Mcp.layerHttp({ path: "/mcp" }))
+      const app = Http.serve({ ...options, port: flags.port, host: flags.host }, Mcp.layerHttp({ path: "/mcp" })).pipe(
+        Layer.provide(keyLayer(setup))
+      )
       yield* Effect.scoped(
         Effect.gen(function* () {
           const context = yield* Layer.build(app)
