@@ -240,7 +240,9 @@ const command = (q: Query, args: ReadonlyArray<string>) =>
     // rg needs nothing from the environment; secrets in it stay out of the child.
     env: { PATH: process.env.PATH ?? "" },
     extendEnv: false,
-    stdin: "ignore"
+    stdin: "ignore",
+    // rg starts no children of its own: killing it alone is enough, and skips the wait for a process group.
+    detached: false
   })
 
 const failed = (detail: string) => new SearchFailed({ engine: "ripgrep", detail, retryable: false })

@@ -13,8 +13,8 @@
  * The file is read in chunks (1 MiB), so a search that stops early stops
  * reading, and memory is bounded by the chunk and the longest line. Lines
  * are found without the regex when the pattern has a required literal
- * (`Buffer.indexOf`, or memchr on both cases of its rarest letter), and the
- * linear-time regex (re2js) only confirms candidate lines.
+ * (`Buffer.indexOf`, or a case-folding Boyer-Moore-Horspool search), and
+ * the regex only confirms candidate lines.
  *
  * @internal
  */
@@ -161,56 +161,70 @@ const lineStart = (buf: Buffer, at: number, floor: number): number => {
   return i < floor ? floor : i + 1
 }
 
-// Bytes from most to least frequent in source code and prose, to pick the rarest byte of a needle.
-const frequent = " e\nt;a.o(i)n,sr=l:\"d'c{}u/p_mh-fgb*[]y0w1v2x<>k3qj#z"
-const rank = (byte: number): number => {
-  const i = frequent.indexOf(String.fromCharCode(byte | (byte >= 65 && byte <= 90 ? 0x20 : 0)))
-  return i === -1 ? frequent.length : i
-}
+// Bytes of source code and prose from most to least frequent (a rough, static ranking, as ripgrep keeps one):
+// a needle is looked for by its rarest byte.
+const byFrequency = ` et\naoisrlcd.up()m,fh=;g:'"_/by{}Ew*v-STA0x1C[]kR<>IPNO2FDLM$jqB3z&|!HUWGV@#KYJQZX%^~\`\\456789+?\t`
+const rarity = new Uint8Array(256).fill(255).map((_, b) => {
+  const i = byFrequency.indexOf(String.fromCharCode(b))
+  return i === -1 ? 255 : i
+})
 
 /**
- * Finds an ASCII needle regardless of case: `Buffer.indexOf` (memchr) runs
- * for both cases of the needle's rarest letter, and the bytes around each
- * hit are compared with letters folded.
+ * Finds a byte string: `Buffer.indexOf` on its rarest byte (memchr, the
+ * fastest search Node has) and a comparison of the whole needle at each
+ * hit. The ranking is a guess; when the "rare" byte turns out common in the
+ * files at hand (more than one hit per 256 bytes scanned), the finder
+ * switches for good to `Buffer.indexOf` on the whole needle.
+ */
+const bytesFinder = (needle: Buffer) => {
+  const n = needle.length
+  let j = 0
+  for (let k = 1; k < n; k++) if (rarity[needle[k]!]! > rarity[needle[j]!]!) j = k
+  const rare = needle[j]!
+  let byRareByte = rarity[rare]! >= 30
+  let scanned = 0
+  let hits = 0
+  return (buf: Buffer, from: number): number => {
+    if (!byRareByte) return buf.indexOf(needle, from)
+    const last = buf.length - n + j
+    let i = buf.indexOf(rare, from + j)
+    for (; i !== -1 && i <= last; i = buf.indexOf(rare, i + 1)) {
+      hits++
+      if (buf.compare(needle, 0, n, i - j, i - j + n) === 0) break
+    }
+    scanned += (i === -1 || i > last ? buf.length : i) - from
+    if (hits > 64 && hits * 256 > scanned) byRareByte = false
+    return i === -1 || i > last ? -1 : i - j
+  }
+}
+
+/** ASCII letters folded to lower case; every other byte as is. */
+const folded = new Uint8Array(256).map((_, b) => (b >= 65 && b <= 90 ? b | 0x20 : b))
+
+/**
+ * Finds an ASCII needle regardless of case, with Boyer-Moore-Horspool on
+ * folded bytes: the byte under the end of the window decides how far the
+ * window moves (usually the needle's length), so most bytes are never read.
  */
 const asciiCaseless = (needle: string) => {
-  const bytes = Buffer.from(needle, "latin1")
-  const n = bytes.length
-  let j = 0
-  for (let k = 1; k < n; k++) if (rank(bytes[k]!) > rank(bytes[j]!)) j = k
-  const isLetter = (b: number) => (b | 0x20) >= 97 && (b | 0x20) <= 122
-  const lower = bytes.map((b) => (isLetter(b) ? b | 0x20 : b))
-  const lo = lower[j]!
-  const up = isLetter(lo) ? lo & ~0x20 : -1
-  let nextLo = -2
-  let nextUp = -2
-  const matchesAt = (buf: Buffer, start: number): boolean => {
-    if (start < 0 || start + n > buf.length) return false
-    for (let k = 0; k < n; k++) {
-      const b = buf[start + k]!
-      if ((isLetter(lower[k]!) ? b | 0x20 : b) !== lower[k]) return false
-    }
-    return true
+  const pattern = Uint8Array.from(Buffer.from(needle, "latin1"), (b) => folded[b]!)
+  const n = pattern.length
+  const shift = new Int32Array(256).fill(n)
+  for (let k = 0; k < n - 1; k++) {
+    for (let b = 0; b < 256; b++) if (folded[b] === pattern[k]) shift[b] = n - 1 - k
   }
-  return {
-    reset: () => {
-      nextLo = -2
-      nextUp = -2
-    },
-    find: (buf: Buffer, from: number): number => {
-      const min = from + j
-      while (true) {
-        if (nextLo !== -1 && nextLo < min) nextLo = buf.indexOf(lo, min)
-        if (up !== -1 && nextUp !== -1 && nextUp < min) nextUp = buf.indexOf(up, min)
-        if (up === -1) nextUp = -1
-        if (nextLo === -1 && nextUp === -1) return -1
-        const takeLo = nextUp === -1 || (nextLo !== -1 && nextLo < nextUp)
-        const hit = takeLo ? nextLo : nextUp
-        if (matchesAt(buf, hit - j)) return hit - j
-        if (takeLo) nextLo = buf.indexOf(lo, hit + 1)
-        else nextUp = buf.indexOf(up, hit + 1)
+  return (buf: Buffer, from: number): number => {
+    const len = buf.length
+    for (let i = from + n - 1; i < len; i += shift[buf[i]!]!) {
+      let k = n - 1
+      let j = i
+      while (k >= 0 && folded[buf[j]!] === pattern[k]) {
+        k--
+        j--
       }
+      if (k < 0) return j + 1
     }
+    return -1
   }
 }
 
@@ -218,20 +232,15 @@ const asciiCaseless = (needle: string) => {
  * Finds matching lines in `[from, end)` of a buffer whose region holds whole
  * lines. Returns the line's bounds (`end` excludes the `\n`), or undefined.
  */
-const matcher = (pattern: CompiledPattern) => {
+const makeMatcher = (pattern: CompiledPattern) => {
   const pre = pattern.prefilter
-  const caseless = pre?.kind === "ascii-ci" ? asciiCaseless(pre.needle) : undefined
-  const candidate = (buf: Buffer, from: number, end: number): number => {
-    if (pre === undefined) return from < end ? from : -1
-    if (pre.kind === "bytes") return buf.indexOf(pre.needle, from)
-    return caseless!.find(buf, from)
-  }
+  const find =
+    pre === undefined ? undefined : pre.kind === "bytes" ? bytesFinder(pre.needle) : asciiCaseless(pre.needle)
+  const candidate = (buf: Buffer, from: number, end: number): number =>
+    find === undefined ? (from < end ? from : -1) : find(buf, from)
   return {
-    /** Forgets positions found so far (the buffer moved or grew). */
-    reset: () => caseless?.reset(),
-    next: (whole: Buffer, from: number, end: number): { readonly start: number; readonly end: number } | undefined => {
-      // A view that ends with the region, so no search runs into bytes past it.
-      const buf = whole.subarray(0, end)
+    /** `buf` ends with the region (a view), so no search runs into bytes past it. */
+    next: (buf: Buffer, from: number, end: number): { readonly start: number; readonly end: number } | undefined => {
       let at = from
       while (at < end) {
         const hit = candidate(buf, at, end)
@@ -239,12 +248,25 @@ const matcher = (pattern: CompiledPattern) => {
         const ls = lineStart(buf, hit, at)
         const nl = buf.indexOf(NL, hit)
         const le = nl === -1 ? end : nl
-        if (pattern.exact || pattern.regex.test(buf.toString("utf8", ls, le))) return { start: ls, end: le }
+        if (pattern.exact || pattern.test(buf.toString("utf8", ls, le))) return { start: ls, end: le }
         at = le + 1
       }
       return undefined
     }
   }
+}
+
+type Matcher = ReturnType<typeof makeMatcher>
+
+// A matcher holds no state between calls, so one per pattern serves every file of a search.
+const matchers = new WeakMap<CompiledPattern, Matcher>()
+const matcher = (pattern: CompiledPattern): Matcher => {
+  let m = matchers.get(pattern)
+  if (m === undefined) {
+    m = makeMatcher(pattern)
+    matchers.set(pattern, m)
+  }
+  return m
 }
 
 /** End of the region of whole lines from `pos`: after the last `\n`, or the end of the file. */
@@ -267,6 +289,9 @@ export function* contentMatches(fd: number, size: number, s: ScanSettings, scrat
     const nl = src.buf.subarray(0, end).indexOf(NL, a)
     return nl === -1 ? end : nl
   }
+  // One view per region (the buffer as far as whole lines go), not one per match.
+  let view = src.buf.subarray(0, 0)
+  let viewOf = src.buf
   let pos = 0
   let countPos = 0
   let countLine = 1
@@ -302,11 +327,14 @@ export function* contentMatches(fd: number, size: number, s: ScanSettings, scrat
       countPos -= shift
       visited -= shift
       prevMatchEnd -= shift
-      find.reset()
       src.fill(chunkSize)
       continue
     }
-    const m = find.next(src.buf, pos, end)
+    if (view.length !== end || viewOf !== src.buf) {
+      view = src.buf.subarray(0, end)
+      viewOf = src.buf
+    }
+    const m = find.next(view, pos, end)
     const upto = m === undefined ? end : m.start
     if (!flushAfter(upto)) {
       if (pending !== undefined) yield pending.m
@@ -369,6 +397,9 @@ export const countMatches = (
   const src = open(fd, size, scratch)
   if (src === undefined) return 0
   const find = matcher(pattern)
+  // One view per region (the buffer as far as whole lines go), not one per match.
+  let view = src.buf.subarray(0, 0)
+  let viewOf = src.buf
   let pos = 0
   let count = 0
   while (true) {
@@ -376,11 +407,14 @@ export const countMatches = (
     if (end === pos) {
       if (src.eof) return count
       pos -= src.compact(pos)
-      find.reset()
       src.fill(chunkSize)
       continue
     }
-    const m = find.next(src.buf, pos, end)
+    if (view.length !== end || viewOf !== src.buf) {
+      view = src.buf.subarray(0, end)
+      viewOf = src.buf
+    }
+    const m = find.next(view, pos, end)
     if (m === undefined) {
       pos = end
       continue

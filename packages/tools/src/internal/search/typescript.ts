@@ -1,47 +1,19 @@
 /**
  * The TypeScript backend: the walk of `walk.ts` and the line search of
  * `scan.ts`, pulled one result at a time, so a search that has its results
- * stops walking and reading. Each file is opened with `O_NOFOLLOW` and the
- * opened descriptor is checked to be the regular file the walk named (its
- * real path read back from `/proc/self/fd` on Linux, device and inode
- * elsewhere): a file swapped for a link during the search is skipped, never
- * read.
+ * stops walking and reading. Files are opened as the walk hands them out
+ * (never through a link, see `walk.ts`); a file that is not a regular file
+ * any more is skipped, never read.
  *
  * @internal
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync } from "node:fs"
+import { closeSync } from "node:fs"
 import { Effect, Stream } from "effect"
 import { InvalidGlob } from "./errors.ts"
 import { GlobSyntax, overrides, typeFilter } from "./glob.ts"
 import type { Backend, Event, Query } from "./query.ts"
 import { contentMatches, countMatches, makeScratch, type ScanSettings } from "./scan.ts"
-import { type WalkedFile, walk } from "./walk.ts"
-
-const readFlags = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW
-
-/** Opens a walked file and checks the descriptor; `undefined` if it is not that regular file any more. */
-const openChecked = (file: WalkedFile, procFd: boolean): { readonly fd: number; readonly size: number } | undefined => {
-  let fd: number
-  try {
-    fd = openSync(file.path, readFlags)
-  } catch {
-    return undefined
-  }
-  try {
-    const st = fstatSync(fd)
-    const same = procFd
-      ? readlinkSync(`/proc/self/fd/${fd}`) === file.path
-      : (() => {
-          const now = lstatSync(file.path)
-          return now.dev === st.dev && now.ino === st.ino
-        })()
-    if (st.isFile() && same) return { fd, size: st.size }
-  } catch {
-    // Unreadable or gone: skipped, as ripgrep skips it.
-  }
-  closeSync(fd)
-  return undefined
-}
+import { openFile, type WalkedFile, walk } from "./walk.ts"
 
 type Step = Event | { readonly _tag: "Tick" }
 
@@ -56,7 +28,7 @@ function* run(query: Query, files: Iterable<WalkedFile>): Generator<Step> {
   let searched = 0
   let emitted = 0
   for (const file of files) {
-    const opened = openChecked(file, query.procFd)
+    const opened = file.open()
     if (opened === undefined) continue
     searched++
     try {
@@ -87,8 +59,8 @@ function* run(query: Query, files: Iterable<WalkedFile>): Generator<Step> {
     } finally {
       closeSync(opened.fd)
     }
-    // A step per file lets the consumer interrupt a long walk between files.
-    yield { _tag: "Tick" }
+    // A step now and then lets the consumer interrupt a long walk between files.
+    if (searched % 16 === 0) yield { _tag: "Tick" }
   }
   yield { _tag: "End", filesSearched: searched, truncated: false }
 }
@@ -102,13 +74,19 @@ export const filesOf = (query: Query): Effect.Effect<Iterable<WalkedFile>, Inval
     }),
     (compiled): Iterable<WalkedFile> =>
       query.base.kind === "file"
-        ? [{ relative: query.base.relative, path: `${query.root}/${query.base.relative}` }]
+        ? [
+            {
+              relative: query.base.relative,
+              open: () => openFile(`${query.root}/${query.base.relative}`, query.procFd)
+            }
+          ]
         : walk({
             root: query.root,
             base: query.base.relative,
             excluded: query.excluded,
             overrides: compiled,
-            types: query.typeGlobs === undefined ? undefined : typeFilter(query.typeGlobs)
+            types: query.typeGlobs === undefined ? undefined : typeFilter(query.typeGlobs),
+            procFd: query.procFd
           })
   )
 
