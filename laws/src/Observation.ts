@@ -12,7 +12,7 @@
  * @since 0.1.0
  */
 import { Trust } from "@ugent/core"
-import { Cause, Duration, Effect, Equal, Exit, Fiber, Layer, Option, Scope } from "effect"
+import { Cause, Clock, Duration, Effect, Equal, Exit, Fiber, Layer, Option, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import * as EffectLog from "./EffectLog.ts"
 import { defectMessage, show } from "./internal/show.ts"
@@ -240,9 +240,9 @@ export interface RunOptions {
   readonly provide?: Layer.Layer<never, unknown, never> | undefined
   /** The trust capabilities granted to each side (`Trust.grant(level)`); 3 by default. */
   readonly trust?: Trust.TrustLevel | undefined
-  /** How far the test clock is moved after a side starts: every sleep up to it runs, in order. One year by default. */
+  /** How far virtual time may move while a side runs: every sleep up to it runs, in order. One year by default. */
   readonly horizon?: Duration.Input | undefined
-  /** How long (real time) to wait for a side still running after the horizon. 10 seconds by default. */
+  /** How long (real time) a side may wait on something other than a sleep (I/O). 10 seconds by default. */
   readonly timeout?: Duration.Input | undefined
 }
 
@@ -286,9 +286,38 @@ const missingService = (cause: Cause.Cause<unknown>): string | undefined => {
 }
 
 /**
- * Runs one side on its own: a fresh `TestClock` (moved to the horizon so
- * every sleep runs in order), a fresh {@link EffectLog}, the granted trust and
- * the user's services. A missing service is a {@link SetupError} defect.
+ * A clock that is the test clock, but knows which sleeps are in progress, so
+ * the runner moves time only when something sleeps, and only to the next
+ * wake-up: effects keep exact virtual times even when a side waits on real
+ * I/O between its sleeps.
+ */
+const trackingClock = (testClock: TestClock.TestClock) => {
+  const pending: Array<number> = []
+  let registrations = 0
+  const clock: Clock.Clock = {
+    ...testClock,
+    sleep: (duration) =>
+      Effect.suspend(() => {
+        const end = testClock.currentTimeMillisUnsafe() + Duration.toMillis(duration)
+        pending.push(end)
+        registrations++
+        return Effect.ensuring(
+          testClock.sleep(duration),
+          Effect.sync(() => {
+            const i = pending.indexOf(end)
+            if (i >= 0) pending.splice(i, 1)
+          })
+        )
+      })
+  }
+  return { clock, pending, registrations: () => registrations }
+}
+
+/**
+ * Runs one side on its own: a fresh `TestClock`, a fresh {@link EffectLog},
+ * the granted trust and the user's services. Time moves only while the side
+ * sleeps: to the next wake-up, in order, up to the horizon. A missing service
+ * is a {@link SetupError} defect.
  *
  * **Example** (Observing a side that sleeps and logs)
  * ```ts
@@ -318,22 +347,49 @@ export const run = <A, E>(
       const services = yield* Effect.catchCause(user, (cause) =>
         Effect.die(new SetupError(`The layer given in \`provide\` failed to build: ${Cause.pretty(cause)}`))
       )
+      const trust = yield* Layer.buildWithScope(Trust.grant(options?.trust ?? 3), scope)
+      const testClock = yield* TestClock.testClockWith(Effect.succeed)
+      const tracking = trackingClock(testClock)
       // The side's requirements are the runner's services and the user's layer; anything else is caught below as a SetupError.
       const provided = side.pipe(
         Effect.provideService(EffectLog.EffectLog, log),
-        Effect.provide(Trust.grant(options?.trust ?? 3)),
+        Effect.provideContext(trust),
         (eff) => (services === undefined ? eff : Effect.provideContext(eff, services)),
-        Effect.scoped
+        Effect.scoped,
+        Effect.provideService(Clock.Clock, tracking.clock)
       ) as Effect.Effect<A, E>
       const fiber = yield* Effect.forkChild(provided)
-      yield* TestClock.adjust(options?.horizon ?? Duration.days(365))
-      const awaited = yield* TestClock.withLive(
-        Effect.timeoutOption(Fiber.await(fiber), options?.timeout ?? Duration.seconds(10))
-      )
-      const completed = Option.isSome(awaited)
-      const exit = completed ? awaited.value : yield* Fiber.interrupt(fiber).pipe(Effect.andThen(Fiber.await(fiber)))
-      if (Exit.isFailure(exit)) {
-        const missing = missingService(exit.cause)
+      const horizon = Duration.toMillis(Duration.fromInputUnsafe(options?.horizon ?? Duration.days(365)))
+      const timeout = Duration.toMillis(Duration.fromInputUnsafe(options?.timeout ?? Duration.seconds(10)))
+      const startedAt = testClock.currentTimeMillisUnsafe()
+      let waited = 0
+      let exit: Exit.Exit<A, E> | undefined
+      while (exit === undefined) {
+        // Let every fiber of the side run until it blocks, so that sleeps started together are all registered.
+        let before = -1
+        for (let round = 0; round < 16 && before !== tracking.registrations(); round++) {
+          before = tracking.registrations()
+          yield* Effect.yieldNow
+          yield* Effect.yieldNow
+        }
+        exit = fiber.pollUnsafe()
+        if (exit !== undefined) break
+        if (tracking.pending.length > 0) {
+          const next = Math.min(...tracking.pending)
+          if (next - startedAt > horizon) break
+          yield* testClock.adjust(Math.max(0, next - testClock.currentTimeMillisUnsafe()))
+          continue
+        }
+        // Nothing sleeps and the side is not done: it waits on something real (I/O); give it real time.
+        if (waited >= timeout) break
+        const done = yield* TestClock.withLive(Effect.timeoutOption(Fiber.await(fiber), Duration.millis(2)))
+        waited += 2
+        if (Option.isSome(done)) exit = done.value
+      }
+      const completed = exit !== undefined
+      const final: Exit.Exit<A, E> = exit ?? (yield* Fiber.interrupt(fiber).pipe(Effect.andThen(Fiber.await(fiber))))
+      if (Exit.isFailure(final)) {
+        const missing = missingService(final.cause)
         if (missing !== undefined) {
           return yield* Effect.die(
             new SetupError(
@@ -342,6 +398,6 @@ export const run = <A, E>(
           )
         }
       }
-      return { exit: exit as Exit.Exit<A, E>, log: yield* log.entries, completed }
+      return { exit: final, log: yield* log.entries, completed }
     }).pipe(Effect.provide(Layer.fresh(TestClock.layer())))
   )

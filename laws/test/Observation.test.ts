@@ -48,6 +48,25 @@ describe("Observation", () => {
       })
     )
 
+    it.effect("keeps exact virtual times when a side waits on real I/O between its sleeps", () =>
+      Effect.gen(function* () {
+        const io = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 15)))
+        const side = Effect.gen(function* () {
+          yield* io
+          yield* Effect.sleep("10 millis")
+          yield* EffectLog.append("a")
+          yield* io
+          yield* Effect.sleep("5 millis")
+          yield* EffectLog.append("b")
+        })
+        const o = yield* Observation.run(side)
+        assert.deepStrictEqual(
+          o.log.map((e) => `${e.label}@${e.at}`),
+          ["a@10", "b@15"]
+        )
+      })
+    )
+
     it.effect("gives each side a fresh log and a clock that starts at zero", () =>
       Effect.gen(function* () {
         const side = Effect.sleep("5 millis").pipe(Effect.andThen(EffectLog.append("x")))
