@@ -8,6 +8,7 @@
 import { Tool } from "@ugent/core"
 import { Law, Laws, RuleSet } from "@ugent/laws"
 import { Arbitrary, Context, Effect, Layer, Schema } from "effect"
+import { expectTypeOf } from "vitest"
 
 const Note = Schema.Struct({ text: Schema.String, n: Schema.Int })
 
@@ -114,3 +115,26 @@ Laws.checkAll(
   ]),
   { runs: 30 }
 )
+
+// orElse narrows the error type: the result fails only with the fallback's errors (checked by tsc).
+class Missed extends Schema.TaggedError<Missed>()("Missed", {}) {}
+const lookup = Tool.make({
+  name: "cache.get",
+  description: "Misses.",
+  input: Schema.String,
+  output: Schema.String,
+  failure: Missed,
+  run: () => Effect.fail(new Missed())
+})
+const origin = Tool.make({
+  name: "origin.get",
+  description: "Fails with Empty on an empty key.",
+  input: Schema.String,
+  output: Schema.String,
+  failure: Empty,
+  run: (k) => (k === "" ? Effect.fail(new Empty({ field: "key" })) : Effect.succeed(`value of ${k}`))
+})
+const fallback = Tool.orElse(lookup, origin)
+expectTypeOf<Tool.Failure<typeof fallback>>().toEqualTypeOf<Empty>()
+expectTypeOf<Tool.Failure<typeof lookup>>().toEqualTypeOf<Missed>()
+Laws.combinators("Tool.orElse (cache.get | origin.get)", { tool: fallback, runs: 40, testTimeout: 60_000 })
