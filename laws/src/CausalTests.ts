@@ -79,6 +79,7 @@ export const defaultContent: Arbitrary.Arbitrary<string> = Arbitrary.map(
   (ws) => ws.join(" ")
 )
 
+// File names unique across every case of the process, so fixtures that share one directory never collide.
 let counter = 0
 
 /** Three pairwise-distinct contents and two fresh file names. */

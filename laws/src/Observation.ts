@@ -391,9 +391,12 @@ export const run = <A, E>(
       if (Exit.isFailure(final)) {
         const missing = missingService(final.cause)
         if (missing !== undefined) {
+          const level = /ugent\/Trust\/L(\d)/.exec(missing)?.[1]
           return yield* Effect.die(
             new SetupError(
-              `${missing}. The tools under test need a service the check was not given: pass it with \`provide\`.`
+              level !== undefined
+                ? `${missing}. A tool under test needs trust L${level}, above the L${options?.trust ?? 3} the check grants: raise \`trust\`.`
+                : `${missing}. The tools under test need a service the check was not given: pass it with \`provide\`.`
             )
           )
         }

@@ -128,6 +128,23 @@ describe("RuleSet", () => {
       })
     )
 
+    it.effect("reports a tool above the granted trust as Errored, naming trust", () =>
+      Effect.gen(function* () {
+        const admin = Tool.make({
+          name: "admin.op",
+          description: "Needs L2.",
+          trust: 2,
+          input: Schema.Int,
+          output: Schema.Int,
+          run: (n) => Effect.succeed(n)
+        })
+        const law = Law.make("runs", ints, (n) => Law.isEq("op", admin.run(n), "n", Effect.succeed(n)))
+        const [report] = yield* RuleSet.check("admin", RuleSet.make("s", [law]), { seed: 1, runs: 3, trust: 1 })
+        assert.strictEqual(report!._tag, "Errored")
+        assert.include(Report.format(report!), "needs trust L2, above the L1 the check grants")
+      })
+    )
+
     it.effect("uses the equivalence it is given", () =>
       Effect.gen(function* () {
         let calls = 0
