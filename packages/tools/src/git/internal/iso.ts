@@ -174,8 +174,8 @@ export const makeIsomorphic = (): GitBackendShape => {
     options: { readonly paths: ReadonlyArray<string>; readonly untracked: boolean }
   ): Promise<Map<string, WorkRow>> => {
     const { workTree, gitDir } = store.repo
-    const indexStat = await fsp.stat(path.join(gitDir, "index")).catch(() => undefined)
-    const indexMtime = indexStat?.mtimeMs ?? 0
+    const indexStat = await fsp.stat(path.join(gitDir, "index"), { bigint: true }).catch(() => undefined)
+    const indexMtimeNs = indexStat?.mtimeNs ?? 0n
     const rows = new Map<string, WorkRow>()
     await git.walk({
       fs: nodeFs,
@@ -201,11 +201,28 @@ export const makeIsomorphic = (): GitBackendShape => {
         }
         if (wt === "blob" && work !== null && work !== undefined) {
           const mode = modeString(await work.mode())
-          const stat = await work.stat()
-          const racy = Number(stat.mtimeSeconds) * 1000 + Number(stat.mtimeNanoseconds) / 1e6 >= indexMtime
           const load = async () => (await work.content()) ?? new Uint8Array(0)
+          const indexed =
+            row.stage === undefined || stage === null || stage === undefined ? undefined : await stage.stat()
           const oid = async () => {
-            if (!racy && row.stage !== undefined) return (await work.oid()) ?? ""
+            // git's own check: the index's stat data (to the nanosecond) still describes the file, and the
+            // file is not newer than the index (racy git). isomorphic-git compares in float milliseconds,
+            // which never matches to the nanosecond, so it would hash every file.
+            if (indexed !== undefined && row.stage !== undefined) {
+              const now = await fsp.lstat(path.join(workTree, filepath), { bigint: true }).catch(() => undefined)
+              if (
+                now !== undefined &&
+                now.mtimeNs < indexMtimeNs &&
+                now.size === BigInt(indexed.size) &&
+                now.ino % 2n ** 32n === BigInt(indexed.ino) &&
+                now.mtimeNs / 1_000_000_000n === BigInt(indexed.mtimeSeconds) &&
+                now.mtimeNs % 1_000_000_000n === BigInt(indexed.mtimeNanoseconds) &&
+                now.ctimeNs / 1_000_000_000n === BigInt(indexed.ctimeSeconds) &&
+                now.ctimeNs % 1_000_000_000n === BigInt(indexed.ctimeNanoseconds)
+              ) {
+                return row.stage.oid
+              }
+            }
             return (await git.hashBlob({ object: await load() })).oid
           }
           row.work = { mode, oid, load }

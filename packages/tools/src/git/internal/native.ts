@@ -275,26 +275,37 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
         return version
       })
 
-    /** Resolves a checked revision to a commit hash. */
-    const resolve = (repo: Repository, rev: string): Effect.Effect<string, RevisionError> =>
+    /** Why a checked revision did not resolve: ambiguous, no commits yet, or unknown. */
+    const classify = (repo: Repository, rev: string, stderr: string): Effect.Effect<UnknownRevision, GitFailed> =>
       Effect.gen(function* () {
-        const parsed = yield* parseRevision(rev)
-        const run = yield* git(repo, ["rev-parse", "--verify", "--end-of-options", `${parsed.text}^{commit}`])
-        const out = text(run.stdout).trim()
-        if (run.code === 0 && /^[0-9a-f]{40,64}$/.test(out)) return out
-        if (/ambiguous/.test(run.stderr)) return yield* new UnknownRevision({ revision: rev, reason: "ambiguous" })
+        if (/ambiguous/.test(stderr)) return new UnknownRevision({ revision: rev, reason: "ambiguous" })
+        const parsed = yield* Effect.orDie(parseRevision(rev))
         if (parsed.base === "HEAD" || parsed.base === "@") {
           const head = yield* git(repo, ["rev-parse", "--verify", "-q", "HEAD"])
-          if (head.code !== 0) return yield* new UnknownRevision({ revision: rev, reason: "no-commits" })
+          if (head.code !== 0) return new UnknownRevision({ revision: rev, reason: "no-commits" })
         }
-        return yield* new UnknownRevision({ revision: rev, reason: "unknown" })
+        return new UnknownRevision({ revision: rev, reason: "unknown" })
       })
 
-    /** HEAD's commit, or `undefined` on an unborn branch. */
-    const headCommit = (repo: Repository) =>
-      Effect.map(git(repo, ["rev-parse", "--verify", "-q", "HEAD^{commit}"]), (r) =>
-        r.code === 0 ? text(r.stdout).trim() : undefined
-      )
+    /** Resolves checked revisions to commit hashes with one `rev-parse`; a failure is classified per revision. */
+    const resolveAll = (repo: Repository, revs: ReadonlyArray<string>): Effect.Effect<Array<string>, RevisionError> =>
+      Effect.gen(function* () {
+        for (const rev of revs) yield* parseRevision(rev)
+        if (revs.length === 0) return []
+        const run = yield* git(repo, ["rev-parse", "--end-of-options", ...revs.map((r) => `${r}^{commit}`), "--"])
+        const hashes = text(run.stdout)
+          .split("\n")
+          .filter((l) => /^[0-9a-f]{40,64}$/.test(l))
+        if (run.code === 0 && hashes.length === revs.length) return hashes
+        for (const rev of revs) {
+          const one = yield* git(repo, ["rev-parse", "--verify", "--end-of-options", `${rev}^{commit}`])
+          if (one.code !== 0) return yield* yield* classify(repo, rev, one.stderr)
+        }
+        return yield* failed("rev-parse", run)
+      })
+
+    const resolve = (repo: Repository, rev: string): Effect.Effect<string, RevisionError> =>
+      Effect.map(resolveAll(repo, [rev]), (h) => h[0]!)
 
     const diffFlags = (shape: DiffShape): Array<string> => [
       "--raw",
@@ -358,12 +369,8 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
 
     const log = (repo: Repository, query: LogQuery): Effect.Effect<Log.Output, RevisionError> =>
       Effect.gen(function* () {
-        let start: string
-        if (query.rev === undefined) {
-          const head = yield* headCommit(repo)
-          if (head === undefined) return { commits: [], truncated: false }
-          start = head
-        } else start = yield* resolve(repo, query.rev)
+        // The checked revision goes to git as is (after --end-of-options, before --): one process, no rev-parse.
+        const start = query.rev === undefined ? "HEAD" : (yield* parseRevision(query.rev)).text
         const [major, minor] = yield* gitVersion(repo)
         const sinceFlag = major > 2 || (major === 2 && minor >= 37) ? "--since-as-filter" : "--since"
         const args = [
@@ -390,11 +397,18 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
           ...(query.author === undefined ? [] : [`--author=${query.author}`]),
           ...(query.grep === undefined ? [] : [`--grep=${query.grep}`]),
           ...(query.includeDiff ? diffFlags(query.diff) : []),
+          "--end-of-options",
           start,
           "--",
           ...(query.path === undefined ? [] : [query.path])
         ]
-        const records = yield* logRecords(repo, args, query.diff, new Budget(query.diff.maxDiffSize))
+        const records = yield* logRecords(repo, args, query.diff, new Budget(query.diff.maxDiffSize)).pipe(
+          Effect.catch((e) =>
+            query.rev === undefined && /does not have any commits yet|bad revision 'HEAD'/.test(e.detail)
+              ? Effect.succeed([] as Array<LogRecord>)
+              : Effect.flatMap(classify(repo, start, e.detail), Effect.fail)
+          )
+        )
         const truncated = records.length > query.limit
         return {
           commits: records.slice(0, query.limit).map((r) => toCommit(r, query.includeDiff)),
@@ -422,13 +436,15 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
 
     const diff = (repo: Repository, query: DiffQuery): Effect.Effect<Diff.Output, RevisionError> =>
       Effect.gen(function* () {
-        const [base, compare] = yield* Effect.all(
-          [
-            query.base === undefined ? headCommit(repo) : resolve(repo, query.base),
-            query.compare === undefined ? Effect.succeed(undefined) : resolve(repo, query.compare)
-          ],
-          { concurrency: 2 }
+        const wanted = [query.base ?? "HEAD", ...(query.compare === undefined ? [] : [query.compare])]
+        const resolved = yield* resolveAll(repo, wanted).pipe(
+          Effect.catchIf(
+            (e) => query.base === undefined && e._tag === "UnknownRevision" && e.reason === "no-commits",
+            () => Effect.map(resolveAll(repo, wanted.slice(1)), (rest) => [undefined, ...rest])
+          )
         )
+        const base = resolved[0]
+        const compare = query.compare === undefined ? undefined : resolved[1]
         const revs = [base ?? EMPTY_TREE, ...(compare === undefined ? [] : [compare])]
         const changes = yield* runDiff(repo, query, revs, query.staged ? ["--cached"] : [], query.paths)
         return {
@@ -444,9 +460,6 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
     ): Effect.Effect<Blame.Output, RevisionError | PathNotInRepository> =>
       Effect.gen(function* () {
         const rev = query.rev === undefined ? undefined : yield* resolve(repo, query.rev)
-        if (rev === undefined && (yield* headCommit(repo)) === undefined) {
-          return yield* new UnknownRevision({ revision: "HEAD", reason: "no-commits" })
-        }
         const last =
           query.endLine === undefined
             ? query.startLine + query.maxLines
@@ -462,6 +475,9 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
           query.path
         ])
         if (run.code !== 0) {
+          if (rev === undefined && /no such ref: HEAD|does not have any commits/.test(run.stderr)) {
+            return yield* new UnknownRevision({ revision: "HEAD", reason: "no-commits" })
+          }
           if (/has only \d+ lines?/.test(run.stderr)) {
             return { path: query.path, rev: rev ?? "working tree", lines: [], truncated: false }
           }
@@ -488,7 +504,7 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
 
     const show = (repo: Repository, query: ShowQuery): Effect.Effect<Show.Output, RevisionError> =>
       Effect.gen(function* () {
-        const hash = yield* resolve(repo, query.rev)
+        const rev = (yield* parseRevision(query.rev)).text
         const inline = query.includeDiff && query.paths.length === 0
         const args = [
           "log",
@@ -507,17 +523,20 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
           "--max-count=1",
           "--no-walk",
           ...(inline ? diffFlags(query) : []),
-          hash,
+          "--end-of-options",
+          rev,
           "--"
         ]
-        const records = yield* logRecords(repo, args, query, new Budget(query.maxDiffSize))
+        const records = yield* logRecords(repo, args, query, new Budget(query.maxDiffSize)).pipe(
+          Effect.catch((e) => Effect.flatMap(classify(repo, rev, e.detail), Effect.fail))
+        )
         const record = records[0]
         if (record === undefined) return yield* new UnknownRevision({ revision: query.rev, reason: "unknown" })
         const commit = toCommit(record, false)
         if (!query.includeDiff) return { commit }
         if (inline) return { commit, diff: record.changes.toJSON() }
         const parent = commit.parents[0] ?? EMPTY_TREE
-        const diff = yield* runDiff(repo, query, [parent, hash], [], query.paths)
+        const diff = yield* runDiff(repo, query, [parent, commit.hash], [], query.paths)
         return { commit, diff }
       })
 

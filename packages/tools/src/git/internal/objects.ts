@@ -18,6 +18,7 @@ import * as nodeFs from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 import * as git from "isomorphic-git"
+import { FileSystem } from "isomorphic-git/models"
 import type { Repository } from "../GitBackend.ts"
 import { UnknownRevision } from "../GitError.ts"
 import { Mailmap } from "./format.ts"
@@ -113,6 +114,10 @@ export class MissingObject extends Error {
     this.oid = oid
   }
 }
+
+// One wrapped file system for every call (isomorphic-git wraps a raw fs on each call otherwise). Safe: its
+// FileSystem constructor returns an already wrapped instance unchanged, so every API accepts one as `fs`.
+const wrappedFs = new FileSystem(nodeFs) as unknown as git.FsClient
 
 const statSignature = async (files: ReadonlyArray<string>): Promise<string> => {
   const parts = await Promise.all(
@@ -295,7 +300,12 @@ export class RepoStore {
     let candidates: Array<string>
     try {
       candidates = [
-        await git.expandOid({ fs: nodeFs, gitdir: this.repo.commonDir, oid: prefix.toLowerCase(), cache: this.cache })
+        await git.expandOid({
+          fs: wrappedFs,
+          gitdir: this.repo.commonDir,
+          oid: prefix.toLowerCase(),
+          cache: this.cache
+        })
       ]
     } catch (e) {
       const name = (e as { code?: string }).code
