@@ -206,14 +206,51 @@ export const issueHashed = (options: {
   })
 
 /**
- * Whether a value is a genuine proof signed with the current key: an object
- * with the same fields, or a proof signed by another server, is not.
+ * The proof a value really carries: the payload of its signed token, checked
+ * with the current key, as a fresh proof. Only that payload is trusted, never
+ * the value's own fields, so an object that pairs a genuine token with
+ * another file's path or hash yields `None`, as does a copy, a forgery or a
+ * proof signed by another server.
+ *
+ * **Example** (Fields that are not the token's are refused)
+ * ```ts
+ * import { ReadProof } from "@ugent/core"
+ * import { Effect, Option } from "effect"
+ * const proof = Effect.runSync(ReadProof.issue({ path: "/ws/b.txt", content: "b", coverage: { _tag: "Whole" } }))
+ * const relabelled = Object.assign(Object.create(Object.getPrototypeOf(proof)), { ...proof, path: "/ws/a.txt" })
+ * console.log(Option.isSome(Effect.runSync(ReadProof.verify(proof))), Option.isSome(Effect.runSync(ReadProof.verify(relabelled))))
+ * // => true false
+ * ```
+ *
+ * @category verification
+ * @since 0.1.0
+ */
+export const verify = (u: unknown): Effect.Effect<Option.Option<ReadProof>> =>
+  Effect.map(Key, (key) => {
+    if (!(u instanceof ProofImpl) || typeof u.token !== "string") return Option.none()
+    const signed = verifyToken(key, u.token)
+    if (Option.isNone(signed)) return Option.none()
+    const p = signed.value
+    const same =
+      u.path === p.path &&
+      u.hash === p.hash &&
+      u.size === p.size &&
+      u.issuedAt === p.issuedAt &&
+      JSON.stringify(u.coverage) === JSON.stringify(p.coverage)
+    return same ? signed : Option.none()
+  })
+
+/**
+ * Whether a value is a genuine proof signed with the current key and whose
+ * fields are exactly its token's: an object with the same fields, a proof
+ * signed by another server, or a genuine token relabelled with another
+ * file's path or hash is not. Tools that act on a proof should use
+ * {@link verify} and read the fields of what it returns.
  *
  * @category guards
  * @since 0.1.0
  */
-export const isReadProof = (u: unknown): Effect.Effect<boolean> =>
-  u instanceof ProofImpl ? Effect.map(Key, (key) => Option.isSome(verifyToken(key, u.token))) : Effect.succeed(false)
+export const isReadProof = (u: unknown): Effect.Effect<boolean> => Effect.map(verify(u), Option.isSome)
 
 /**
  * Decodes and verifies a token with the current key.

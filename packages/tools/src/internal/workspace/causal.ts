@@ -8,7 +8,7 @@
  */
 import { ReadProof, type ToolError, Trust } from "@ugent/core"
 import { createTwoFilesPatch } from "diff"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import type { ReadError, ResolvedPath, WorkspaceShape } from "../../Workspace.ts"
 import type { FileTooLarge } from "./errors.ts"
 
@@ -31,14 +31,17 @@ export const requireWritable = (
 /** Checks that a proof is genuine and names this file; `whole` also asks for whole-file coverage. */
 export const checkProofFor = (
   target: ResolvedPath,
-  proof: ReadProof.ReadProof | undefined,
+  given: ReadProof.ReadProof | undefined,
   whole: boolean
 ): Effect.Effect<ReadProof.ReadProof, ReadProof.ProofRejected> =>
   Effect.gen(function* () {
-    if (proof === undefined) return yield* new ReadProof.ProofRejected({ path: target.input, reason: "never-read" })
-    if (!(yield* ReadProof.isReadProof(proof))) {
+    if (given === undefined) return yield* new ReadProof.ProofRejected({ path: target.input, reason: "never-read" })
+    // Only the signed payload is trusted: the object's own fields could have been relabelled.
+    const verified = yield* ReadProof.verify(given)
+    if (Option.isNone(verified)) {
       return yield* new ReadProof.ProofRejected({ path: target.input, reason: "invalid" })
     }
+    const proof = verified.value
     if (proof.path !== target.real) {
       return yield* new ReadProof.ProofRejected({ path: target.input, reason: "other-file" })
     }
