@@ -137,22 +137,24 @@ describe("ReadProof", () => {
 })
 
 describe("ReadProof.verify", () => {
-  it.effect("trusts only the signed payload: a genuine token relabelled with another file's path or hash is refused", () =>
-    Effect.gen(function* () {
-      const b = yield* ReadProof.issue({ path: "/ws/b.txt", content: "b", coverage: { _tag: "Whole" } })
-      const relabel = (fields: Partial<Record<"path" | "hash" | "size" | "issuedAt", unknown>>) =>
-        Object.assign(Object.create(Object.getPrototypeOf(b)), { ...b, ...fields })
-      assert.isTrue(yield* ReadProof.isReadProof(b))
-      for (const fields of [
-        { path: "/ws/a.txt" },
-        { hash: ReadProof.hash("a") },
-        { size: 999 },
-        { issuedAt: b.issuedAt + 1 }
-      ]) {
-        assert.isFalse(yield* ReadProof.isReadProof(relabel(fields)), JSON.stringify(fields))
-      }
-      const verified = yield* ReadProof.verify(b)
-      assert.strictEqual(verified._tag === "Some" && verified.value.path, "/ws/b.txt")
-    })
+  it.effect(
+    "trusts only the signed payload: a genuine token relabelled with another file's path or hash is refused",
+    () =>
+      Effect.gen(function* () {
+        const b = yield* ReadProof.issue({ path: "/ws/b.txt", content: "b", coverage: { _tag: "Whole" } })
+        const relabel = (fields: Partial<Record<"path" | "hash" | "size" | "issuedAt", unknown>>) =>
+          Object.assign(Object.create(Object.getPrototypeOf(b)), { ...b, ...fields })
+        assert.isTrue(yield* ReadProof.isReadProof(b))
+        for (const fields of [
+          { path: "/ws/a.txt" },
+          { hash: ReadProof.hash("a") },
+          { size: 999 },
+          { issuedAt: b.issuedAt + 1 }
+        ]) {
+          assert.isFalse(yield* ReadProof.isReadProof(relabel(fields)), JSON.stringify(fields))
+        }
+        const verified = yield* ReadProof.verify(b)
+        assert.strictEqual(verified._tag === "Some" && verified.value.path, "/ws/b.txt")
+      })
   )
 })
