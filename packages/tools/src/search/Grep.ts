@@ -14,16 +14,20 @@
  * (spawned with an argument vector, never a shell), and a TypeScript engine
  * otherwise; the {@link Engine} reference overrides the choice.
  *
- * **Why untrusted patterns cannot freeze the process.** Patterns are RE2
- * syntax and run on linear-time engines only: ripgrep's own (finite
- * automata) and re2js, a port of RE2 whose running time is linear in the
- * line length whatever the pattern, so `(a+)+$` on a 50,000-character line
- * costs what `a` costs. A time budget on a backtracking `RegExp` was not
- * chosen: it bounds the damage but still burns the budget on every line and
- * turns a slow pattern into a failure instead of an answer. V8's `RegExp` is
- * used for one thing only: a case-insensitive scan for a plain ASCII
- * literal (no quantifiers, so no backtracking), one of the literal
- * prefilters that let re2js look only at lines that can match.
+ * **Why untrusted patterns cannot freeze the process.** Patterns run on
+ * linear-time engines only. ripgrep's own is one (finite automata). In the
+ * TypeScript engine the regex is re2js, a port of RE2 whose time is linear in
+ * the line length whatever the pattern, so `(a+)+$` on a 50,000-character
+ * line costs what `a` costs; a program-size cap (5,000 instructions) bounds
+ * the constant. A time budget on V8's backtracking `RegExp` was not chosen:
+ * it still spends the whole budget on every bad line and turns a slow pattern
+ * into a failure instead of an answer. V8's `RegExp` runs only where it is
+ * linear too: patterns with neither quantifiers nor groups (literals,
+ * classes, `.`, anchors, `\b`), where a backtracking engine tries each
+ * alternative once per position; it is about ten times faster than re2js
+ * per line. Before any regex, a literal every match must contain (memchr on
+ * its rarest byte, or a case-folding Horspool scan) skips the lines that
+ * cannot match, so re2js sees few lines.
  *
  * The pattern language is the part RE2 and ripgrep share. Perl classes
  * (`\d \w \s`) and word boundaries (`\b`) are ASCII, as in RE2 (ripgrep
@@ -242,6 +246,15 @@ export const Engine = Context.Reference<"auto" | "ripgrep" | "typescript">("ugen
 
 /**
  * A layer choosing the engine.
+ *
+ * **Example** (Forcing the TypeScript engine)
+ * ```ts
+ * import { Grep } from "@ugent/tools"
+ * import { Effect } from "effect"
+ * const engine = Effect.runSync(Grep.engineInUse.pipe(Effect.provide(Grep.layerEngine("typescript"))))
+ * console.log(engine)
+ * // => typescript
+ * ```
  *
  * @category layers
  * @since 0.1.0

@@ -99,10 +99,13 @@ const relativePath = (printed: string): string => (printed.startsWith("./") ? pr
  * apart from `--` separators and the statistics, even when a file name
  * holds a line break.
  */
-class OutputParser {
-  private carry: Uint8Array = new Uint8Array(0)
+export class OutputParser {
+  private carry: Buffer = Buffer.alloc(0)
   private emitted = 0
+  /** The current file: its path as printed, relative to the root, and whether the policy drops it. */
+  private printed: Buffer = Buffer.alloc(0)
   private file: string | undefined
+  private dropped = false
   /** Context lines printed since the last match of the current file. */
   private recent: Array<Line> = []
   private lastMatch = 0
@@ -131,32 +134,34 @@ class OutputParser {
     this.take({ _tag: "Match", path: this.file, match: m }, out, this.file)
   }
 
-  private record(path: string, rest: Uint8Array, out: Array<Event>): void {
-    const relative = relativePath(path)
-    // Defence in depth: the workspace policy was given to rg as globs; whatever slips through is dropped.
-    if (this.q.excluded(relative)) return
-    if (this.q.mode !== "content") {
-      const count = Number(decoder.decode(rest))
-      if (!(count > 0)) return
-      this.take(
-        this.q.mode === "files" ? { _tag: "File", path: relative } : { _tag: "Count", path: relative, count },
-        out,
-        relative
-      )
-      return
-    }
-    let i = 0
-    while (i < rest.length && rest[i]! >= 48 && rest[i]! <= 57) i++
-    const line = Number(decoder.decode(rest.subarray(0, i)))
-    const kind = rest[i]
-    const text = displayLine(rest.subarray(i + 1), this.q.lineLength)
-    if (relative !== this.file) {
+  /** One record: the path in `[at, nul)`, the rest in `(nul, nl)`. */
+  private record(data: Buffer, at: number, nul: number, nl: number, out: Array<Event>): void {
+    if (this.file === undefined || data.compare(this.printed, 0, this.printed.length, at, nul) !== 0) {
       this.flushPending(out)
       if (this.stoppedAt !== undefined) return
-      this.file = relative
+      this.printed = Buffer.from(data.subarray(at, nul))
+      this.file = relativePath(data.toString("utf8", at, nul))
+      // Defence in depth: the workspace policy was given to rg as globs; whatever slips through is dropped.
+      this.dropped = this.q.excluded(this.file)
       this.recent = []
       this.lastMatch = 0
     }
+    if (this.dropped) return
+    let i = nul + 1
+    let number = 0
+    while (i < nl && data[i]! >= 48 && data[i]! <= 57) number = number * 10 + data[i++]! - 48
+    if (this.q.mode !== "content") {
+      if (number === 0) return
+      this.take(
+        this.q.mode === "files" ? { _tag: "File", path: this.file } : { _tag: "Count", path: this.file, count: number },
+        out,
+        this.file
+      )
+      return
+    }
+    const line = number
+    const kind = data[i]
+    const text = displayLine(data, i + 1, nl, this.q.lineLength)
     if (kind === 45 /* - */) {
       const p = this.pending
       if (p !== undefined && p.after.length < this.q.after && line === p.line + p.after.length + 1) {
@@ -184,31 +189,34 @@ class OutputParser {
   /** Parses a chunk of output; returns the results completed by it. */
   push(chunk: Uint8Array): ReadonlyArray<Event> {
     const out: Array<Event> = []
-    const data = this.carry.length === 0 ? chunk : Buffer.concat([this.carry, chunk])
+    const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+    const data = this.carry.length === 0 ? bytes : Buffer.concat([this.carry, bytes])
     let at = 0
     while (at < data.length && this.stoppedAt === undefined) {
-      const lineEnd = data.indexOf(10, at)
-      const nul = data.indexOf(0, at)
-      // rg prints `./path: WARNING: stopped searching binary file after match …` after matches of a file
-      // it then found binary; that line has no NUL (a file name with a line break does, later on).
-      const warning =
-        lineEnd !== -1 &&
-        (nul === -1 || lineEnd < nul) &&
-        /: WARNING: stopped searching binary file/.test(decoder.decode(data.subarray(at, lineEnd)))
-      if (data[at] === 46 && data[at + 1] === 47 && !warning) {
+      if (data[at] === 46 && data[at + 1] === 47) {
+        const nul = data.indexOf(0, at)
+        const lineEnd = data.indexOf(10, at)
+        if (lineEnd !== -1 && (nul === -1 || lineEnd < nul)) {
+          // rg prints `./path: WARNING: stopped searching binary file after match …` when a file it
+          // reported turns out binary; that line has no NUL (a file name with a line break does, further on).
+          if (/: WARNING: stopped searching binary file/.test(data.toString("utf8", at, lineEnd))) {
+            at = lineEnd + 1
+            continue
+          }
+        }
         if (nul === -1) break
         const nl = data.indexOf(10, nul)
         if (nl === -1) break
-        this.record(decoder.decode(data.subarray(at, nul)), data.subarray(nul + 1, nl), out)
+        this.record(data, at, nul, nl, out)
         at = nl + 1
       } else {
         const nl = data.indexOf(10, at)
         if (nl === -1) break
-        this.other(decoder.decode(data.subarray(at, nl)))
+        this.other(data.toString("utf8", at, nl))
         at = nl + 1
       }
     }
-    this.carry = data.slice(at)
+    this.carry = Buffer.from(data.subarray(at))
     return out
   }
 
@@ -331,6 +339,9 @@ export const ripgrep: Backend = {
           const events = handle.stdout.pipe(
             Stream.mapError((e) => failed(e.message)),
             Stream.map((chunk) => parser.push(chunk)),
+            // At the limit, rg is signalled at once (in the background), so it is gone by the time the
+            // scope closes and waits for it; reading stops with the next step.
+            Stream.tap(() => (parser.stoppedAt === undefined ? Effect.void : Effect.forkDetach(handle.kill()))),
             Stream.takeUntil(() => parser.stoppedAt !== undefined)
           )
           return Stream.concat(

@@ -49,13 +49,14 @@ const chunkSize = 1 << 20
 const NL = 10
 
 /**
- * A line as results show it: decoded as UTF-8 (an invalid sequence becomes
- * U+FFFD), without its `\r`, cut at `max` characters (never inside a
- * surrogate pair). Both backends show lines through this one function.
+ * A line as results show it: decoded as UTF-8 with `Buffer#toString` (an
+ * invalid sequence becomes U+FFFD), without its `\r`, cut at `max`
+ * characters (never inside a surrogate pair). Both backends show lines
+ * through this one function.
  */
-export const displayLine = (bytes: Uint8Array, max: number): string => {
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8")
-  const t = text.endsWith("\r") ? text.slice(0, -1) : text
+export const displayLine = (buf: Buffer, start: number, end: number, max: number): string => {
+  const last = end > start && buf[end - 1] === 13 ? end - 1 : end
+  const t = buf.toString("utf8", start, last)
   if (t.length <= max) return t
   let cut = max
   const code = t.charCodeAt(cut - 1)
@@ -284,7 +285,7 @@ export function* contentMatches(fd: number, size: number, s: ScanSettings, scrat
   const src = open(fd, size, scratch)
   if (src === undefined) return
   const find = matcher(s.pattern)
-  const text = (a: number, b: number) => displayLine(src.buf.subarray(a, b), s.lineLength)
+  const text = (a: number, b: number) => displayLine(src.buf, a, b, s.lineLength)
   const lineEndAt = (a: number, end: number) => {
     const nl = src.buf.subarray(0, end).indexOf(NL, a)
     return nl === -1 ? end : nl
