@@ -534,6 +534,24 @@ const presenter = CliOutput.layerPresenter({
  * Runs `ugent` with arguments. It fails with `UsageError` (exit code 2) or
  * `CallFailed` (exit code 1), already printed.
  *
+ * **Example** (Listing under a recipe; a usage error)
+ * ```ts
+ * import { NodeServices } from "@effect/platform-node"
+ * import { Cli } from "@ugent/agentese"
+ * import { Effect } from "effect"
+ * import { mkdtempSync, writeFileSync } from "node:fs"
+ * import { tmpdir } from "node:os"
+ * import { join } from "node:path"
+ * const root = mkdtempSync(join(tmpdir(), "ugent-"))
+ * writeFileSync(join(root, "recipe.json"), JSON.stringify({ allow: ["world.tools.file.list"] }))
+ * const ugent = (...args: Array<string>) => Cli.run([...args, "--root", root]).pipe(Effect.provide(NodeServices.layer))
+ * await Effect.runPromise(ugent("list", "--recipe", join(root, "recipe.json")))
+ * // => world.tools.file.list  L0  List one directory level of the workspace: directories first, then files, with size and modification time.
+ * const error = await Effect.runPromise(Effect.flip(ugent("list", "--trust", "L1", "--recipe", join(root, "missing.json"))))
+ * console.log(error._tag)
+ * // => UsageError
+ * ```
+ *
  * @category running
  * @since 0.1.0
  */

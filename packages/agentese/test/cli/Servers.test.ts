@@ -40,6 +40,23 @@ describe("ugent serve", () => {
 
       const paths = await fetch(`${url}/v1/paths`)
       assert.strictEqual(paths.status, 200)
+      const openapi = await fetch(`${url}/v1/openapi.json`)
+      assert.strictEqual(openapi.status, 200)
+      assert.property(((await openapi.json()) as { paths: object }).paths, "/v1/invoke/{path}")
+
+      const events = new AbortController()
+      const stream = await fetch(`${url}/v1/events`, { signal: events.signal })
+      assert.strictEqual(stream.headers.get("content-type"), "text/event-stream")
+      const reader = stream.body!.getReader()
+      const received = (async () => {
+        let text = ""
+        while (!text.includes("event: tool.completed")) {
+          const { value, done } = await reader.read()
+          if (done) break
+          text += new TextDecoder().decode(value)
+        }
+        return text
+      })()
 
       const call = await fetch(`${url}/v1/invoke/world.tools.file.read`, {
         method: "POST",
@@ -47,6 +64,8 @@ describe("ugent serve", () => {
       })
       assert.strictEqual(call.status, 200)
       assert.strictEqual(((await call.json()) as { result: { content: string } }).result.content, "1\talpha\n2\tbeta")
+      assert.match(await received, /event: tool\.invoked\ndata: \{"_tag":"tool\.invoked"/)
+      events.abort()
 
       const denied = await fetch(`${url}/v1/invoke/world.tools.file.write`, {
         method: "POST",
