@@ -22,7 +22,7 @@
 import { accessSync, constants } from "node:fs"
 import { delimiter, join } from "node:path"
 import { NodeChildProcessSpawner, NodeFileSystem, NodePath } from "@effect/platform-node"
-import { Effect, Fiber, Layer, Option, Stream } from "effect"
+import { type Context, Effect, Fiber, Layer, Option, Stream } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import { type GrepError, InvalidGlob, InvalidPattern, SearchFailed } from "./errors.ts"
 import { escapeGlob } from "./glob.ts"
@@ -228,7 +228,15 @@ export class OutputParser {
   }
 }
 
-const spawnerLayer = NodeChildProcessSpawner.layer.pipe(Layer.provide([NodeFileSystem.layer, NodePath.layer]))
+// Node's spawner, built once: it holds no resources, and building it per search costs more than the search.
+let nodeSpawner: Context.Context<ChildProcessSpawner.ChildProcessSpawner> | undefined
+const spawnerContext = (): Context.Context<ChildProcessSpawner.ChildProcessSpawner> => {
+  if (nodeSpawner === undefined) {
+    const layer = NodeChildProcessSpawner.layer.pipe(Layer.provide([NodeFileSystem.layer, NodePath.layer]))
+    nodeSpawner = Effect.runSync(Effect.scoped(Layer.build(layer)))
+  }
+  return nodeSpawner
+}
 
 /** Runs with the caller's `ChildProcessSpawner` if there is one, Node's otherwise. */
 const withSpawner = <A, E, R>(
@@ -238,7 +246,7 @@ const withSpawner = <A, E, R>(
     Effect.map(Effect.serviceOption(ChildProcessSpawner.ChildProcessSpawner), (spawner) =>
       Option.isSome(spawner)
         ? Stream.provideService(stream, ChildProcessSpawner.ChildProcessSpawner, spawner.value)
-        : Stream.provide(stream, spawnerLayer)
+        : Stream.provideContext(stream, spawnerContext())
     )
   )
 
@@ -339,9 +347,16 @@ export const ripgrep: Backend = {
           const events = handle.stdout.pipe(
             Stream.mapError((e) => failed(e.message)),
             Stream.map((chunk) => parser.push(chunk)),
-            // At the limit, rg is signalled at once (in the background), so it is gone by the time the
-            // scope closes and waits for it; reading stops with the next step.
-            Stream.tap(() => (parser.stoppedAt === undefined ? Effect.void : Effect.forkDetach(handle.kill()))),
+            // At the limit rg is killed in the background (the kill waits for it to exit) and released
+            // from the scope, so the answer does not wait for the process to go; reading stops next.
+            Stream.tap(() =>
+              parser.stoppedAt === undefined
+                ? Effect.void
+                : Effect.andThen(
+                    Effect.forkDetach(handle.kill()),
+                    Effect.orElseSucceed(handle.unref, () => Effect.void)
+                  )
+            ),
             Stream.takeUntil(() => parser.stoppedAt !== undefined)
           )
           return Stream.concat(
