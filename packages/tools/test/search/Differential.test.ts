@@ -148,7 +148,10 @@ const options: ReadonlyArray<Omit<Grep.Input, "pattern">> = [
   { path: "src" },
   { path: "src/a.ts", outputMode: "content" },
   { path: "node_modules" },
-  { path: "many.txt", outputMode: "content", maxMatches: 5, context: 3 }
+  { path: "many.txt", outputMode: "content", maxMatches: 5, context: 3 },
+  { path: "#hash.txt", outputMode: "count" },
+  { path: "with space.txt" },
+  { path: "ünïcödé", outputMode: "content" }
 ]
 
 // ---------------------------------------------------------------------------
