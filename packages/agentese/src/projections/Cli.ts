@@ -19,7 +19,7 @@ import { resolve } from "node:path"
 import { text as readAll } from "node:stream/consumers"
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { ReadProof, ToolError, Trust } from "@ugent/core"
-import { Cause, Console, Context, Effect, Exit, Fiber, Layer, Logger, Option, Runtime, Schema } from "effect"
+import { Cause, Console, Context, Effect, Exit, Fiber, Layer, Logger, Option, Predicate, Runtime, Schema } from "effect"
 import { Argument, CliError, CliOutput, Command, Flag } from "effect/cli"
 import { HttpServer } from "effect/http"
 import type * as Invoke from "../Invoke.ts"
@@ -101,6 +101,10 @@ const common = {
     ),
     Flag.optional
   ),
+  observer: Flag.String("observer").pipe(
+    Flag.withDescription("The caller's id in traces, audit records and rate limits (default local)"),
+    Flag.withDefault("local")
+  ),
   redis: Flag.String("redis").pipe(
     Flag.withDescription("A Redis URL to share rate limits and circuit breakers with other processes"),
     Flag.optional
@@ -118,6 +122,7 @@ type Common = {
   readonly recipe: Option.Option<string>
   readonly stores: Option.Option<string>
   readonly redis: Option.Option<string>
+  readonly observer: string
 }
 
 const storesOf = (
@@ -229,6 +234,7 @@ export const setupOf = (
   Effect.gen(function* () {
     const root = resolve(Option.getOrElse(flags.root, () => process.cwd()))
     if (!isDirectory(root)) return yield* new UsageError({ problem: `The root ${root} is not a directory.` })
+    if (flags.observer.trim() === "") return yield* new UsageError({ problem: "--observer needs a name." })
     const trust = Option.getOrUndefined(Trust.parse(flags.trust))
     if (trust === undefined) return yield* new UsageError({ problem: `${flags.trust} is not a trust level (L0..L3).` })
     if (Option.isSome(flags.recipe) && !isFile(resolve(flags.recipe.value))) {
@@ -248,7 +254,7 @@ export const setupOf = (
         recipe,
         stores,
         redis: Option.getOrUndefined(flags.redis),
-        observerId: "local"
+        observerId: flags.observer
       },
       proofKey: defaults.proofKey ? yield* proofKey(root) : undefined
     }
@@ -296,10 +302,21 @@ const printOutcome = (outcome: Invoke.Outcome, asJson: boolean) =>
   })
 
 /** A store, a service or a port that cannot start is a configuration problem (exit 2). */
-const startupProblem = (e: unknown): UsageError =>
-  e instanceof UsageError
-    ? e
-    : new UsageError({ problem: `The server could not start: ${ToolError.messageOf(e).replace(/\.$/, "")}.` })
+const startupProblem = (e: unknown): UsageError => {
+  if (e instanceof UsageError) return e
+  const own = ToolError.messageOf(e)
+  // Some platform errors have no message of their own (only a type id); their cause says what happened.
+  const text =
+    own === "" || own.startsWith("~")
+      ? [
+          Predicate.hasProperty(e, "_tag") ? String(e._tag) : "Error",
+          Predicate.hasProperty(e, "cause") ? ToolError.messageOf(e.cause) : undefined
+        ]
+          .filter((part) => part !== undefined && part !== "")
+          .join(": ")
+      : own
+  return new UsageError({ problem: `The server could not start: ${text.replace(/\.$/, "")}.` })
+}
 
 const onRoad = <A>(setup: Setup, effect: Effect.Effect<A, never, Server.Services>): Effect.Effect<A, UsageError> =>
   Effect.provide(effect, Server.layer(setup.options).pipe(Layer.provideMerge(keyLayer(setup)))).pipe(

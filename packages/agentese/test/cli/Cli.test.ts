@@ -445,4 +445,52 @@ describe("ugent", () => {
       assert.strictEqual(readFileSync(join(root, ".ugent", ".gitignore"), "utf8"), "ugent.db\n")
     })
   })
+
+  describe("shared services", () => {
+    const redis = process.env.UGENT_REDIS_URL
+    const pg = process.env.UGENT_PG_URL
+    const skipRedis = redis === undefined && process.env.CI === undefined
+    const skipPg = pg === undefined && process.env.CI === undefined
+
+    it.skipIf(skipRedis)(
+      `--redis shares a rate limit between two ugent processes${skipRedis ? " (skipped: UGENT_REDIS_URL is not set)" : ""}`,
+      async () => {
+        const root = workspace()
+        const file = recipe(root, { toolRateLimits: { "world.tools.file.read": { perMinute: 1 } } })
+        // A fresh caller id, so limits left in Redis by an earlier run do not count.
+        const observer = `cli-test-${process.pid}-${Date.now()}`
+        const args = ["--recipe", file, "--redis", redis!, "--observer", observer, "--stores", "memory", "--json"]
+        const first = await ugent(["invoke", "world.tools.file.read", "--input", '{"path": "a.txt"}', ...args], {
+          cwd: root
+        })
+        assert.strictEqual(first.code, 0, first.stdout + first.stderr)
+        const second = await ugent(["invoke", "world.tools.file.read", "--input", '{"path": "b.md"}', ...args], {
+          cwd: root
+        })
+        assert.strictEqual(second.code, 1, second.stdout)
+        assert.strictEqual(outcome(second).error?._tag, "RateLimited")
+      }
+    )
+
+    it.skipIf(skipPg)(
+      `--stores postgres://… keeps the records in PostgreSQL, none under .ugent/${skipPg ? " (skipped: UGENT_PG_URL is not set)" : ""}`,
+      async () => {
+        const root = workspace()
+        const run = await ugent(
+          ["invoke", "world.tools.file.read", "--input", '{"path": "a.txt"}', "--stores", pg!, "--json"],
+          { cwd: root }
+        )
+        assert.strictEqual(run.code, 0, run.stdout + run.stderr)
+        assert.isTrue(outcome(run).ok)
+        assert.isFalse(existsSync(join(root, ".ugent", "ugent.db")))
+      }
+    )
+
+    it("--stores with something else is a usage error", async () => {
+      const root = workspace()
+      const run = await ugent(["list", "--stores", "mysql://x", "--json"], { cwd: root })
+      assert.strictEqual(run.code, 2)
+      assert.match(outcome(run).error!.message, /memory, sqlite or a postgres:\/\/ URL/)
+    })
+  })
 })
