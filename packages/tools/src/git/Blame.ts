@@ -102,7 +102,7 @@ export type Input = typeof Input.Type
 export const Output = Schema.Struct({
   /** The file, relative to the repository. */
   path: Schema.String,
-  /** The resolved commit blamed, or `"working tree"`. */
+  /** The revision blamed, as given, or `"working tree"`; each line names its own commit by hash. */
   rev: Schema.String,
   lines: Schema.Array(BlameLine),
   /** More lines were in the range than `maxLines`. */

@@ -179,9 +179,9 @@ export type Input = typeof Input.Type
  * @since 0.1.0
  */
 export const Output = Schema.Struct({
-  /** The resolved base commit, or `null` for the empty tree of a repository without commits. */
+  /** The revision compared from, as given (`"HEAD"` by default), or `null` for the empty tree of a repository without commits. */
   base: Schema.NullOr(Schema.String),
-  /** The resolved commit compared to, or `"working tree"` / `"index"`. */
+  /** The revision compared to, as given, or `"working tree"` / `"index"`. */
   compare: Schema.String,
   ...Changes.fields
 })

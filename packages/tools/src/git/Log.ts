@@ -199,7 +199,7 @@ const textOption = (tool: string, name: string, value: string | undefined) =>
  *   GitLog.log.run({ path: "a.txt" }).pipe(Effect.provide([Workspace.layer({ root }), GitBackend.layerIsomorphic, Trust.grant(0)]))
  * )
  * console.log(out.commits.map((c) => `${c.subject} (${c.date})`))
- * // => [ 'change 2 (2023-11-14T22:13:22Z)', 'change 0 (2023-11-14T22:13:20Z)' ]
+ * // => [ 'change 2 (2023-11-14T22:13:22+00:00)', 'change 0 (2023-11-14T22:13:20+00:00)' ]
  * ```
  *
  * @category tools

@@ -154,9 +154,18 @@ describe.skipIf(gate.skip)(`git tools${gate.note}`, () => {
     describe("typed errors", () => {
       it("UnknownRevision names the revision and says what to do", async () => {
         for (const rev of ["no-such-branch", "HEAD~999", "deadbeef", "main^3"]) {
-          const e = await failureWith(history.dir, backend, GitLog.log.run({ rev }))
-          expect(e, rev).toMatchObject({ _tag: "UnknownRevision", revision: rev, reason: "unknown" })
-          expect(e.message).toContain("git.log")
+          const runs: ReadonlyArray<Run> = [
+            GitLog.log.run({ rev }),
+            GitDiff.diff.run({ base: rev }),
+            GitDiff.diff.run({ base: "HEAD", compare: rev }),
+            GitBlame.blame.run({ path: "README.md", rev }),
+            GitShow.show.run({ rev })
+          ]
+          for (const run of runs) {
+            const e = await failureWith(history.dir, backend, run)
+            expect(e, rev).toMatchObject({ _tag: "UnknownRevision", revision: rev, reason: "unknown" })
+            expect(e.message).toContain("git.log")
+          }
         }
       })
 

@@ -498,8 +498,8 @@ export const makeIsomorphic = (): GitBackendShape => {
           }
           const acc = await buildChanges(await rawChanges(sides.old, sides.new), query, new Budget(query.maxDiffSize))
           return {
-            base: base ?? null,
-            compare: compare ?? (query.staged ? "index" : "working tree"),
+            base: base === undefined ? null : (query.base ?? "HEAD"),
+            compare: query.compare ?? (query.staged ? "index" : "working tree"),
             ...acc.toJSON()
           }
         },
@@ -571,7 +571,7 @@ export const makeIsomorphic = (): GitBackendShape => {
           const truncated = result.lines.length > query.maxLines
           return {
             path: query.path,
-            rev: rev ?? "working tree",
+            rev: query.rev ?? "working tree",
             lines: truncated ? result.lines.slice(0, query.maxLines) : result.lines,
             truncated,
             ...(truncated ? { nextLine: query.startLine + query.maxLines } : {})

@@ -182,7 +182,10 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
               cwd: repo.workTree,
               env: baseEnv(repo, extra),
               extendEnv: false,
-              stdin: "ignore"
+              stdin: "ignore",
+              // git here starts no children (no hooks, filters, pagers or submodules), so it needs no process
+              // group of its own; without one Node can spawn it on its fast path and nothing is signalled after.
+              detached: false
             })
           )
           const chunks: Array<Uint8Array> = []
@@ -287,16 +290,22 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
         return new UnknownRevision({ revision: rev, reason: "unknown" })
       })
 
+    /** One `rev-parse` of checked revisions: their commit hashes, or `undefined` if any does not resolve. */
+    const revParse = (repo: Repository, revs: ReadonlyArray<string>) =>
+      Effect.map(git(repo, ["rev-parse", "--end-of-options", ...revs.map((r) => `${r}^{commit}`), "--"]), (run) => {
+        const hashes = text(run.stdout)
+          .split("\n")
+          .filter((l) => /^[0-9a-f]{40,64}$/.test(l))
+        return { run, hashes: run.code === 0 && hashes.length === revs.length ? hashes : undefined }
+      })
+
     /** Resolves checked revisions to commit hashes with one `rev-parse`; a failure is classified per revision. */
     const resolveAll = (repo: Repository, revs: ReadonlyArray<string>): Effect.Effect<Array<string>, RevisionError> =>
       Effect.gen(function* () {
         for (const rev of revs) yield* parseRevision(rev)
         if (revs.length === 0) return []
-        const run = yield* git(repo, ["rev-parse", "--end-of-options", ...revs.map((r) => `${r}^{commit}`), "--"])
-        const hashes = text(run.stdout)
-          .split("\n")
-          .filter((l) => /^[0-9a-f]{40,64}$/.test(l))
-        if (run.code === 0 && hashes.length === revs.length) return hashes
+        const { run, hashes } = yield* revParse(repo, revs)
+        if (hashes !== undefined) return hashes
         for (const rev of revs) {
           const one = yield* git(repo, ["rev-parse", "--verify", "--end-of-options", `${rev}^{commit}`])
           if (one.code !== 0) return yield* yield* classify(repo, rev, one.stderr)
@@ -437,6 +446,18 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
     const diff = (repo: Repository, query: DiffQuery): Effect.Effect<Diff.Output, RevisionError> =>
       Effect.gen(function* () {
         const wanted = [query.base ?? "HEAD", ...(query.compare === undefined ? [] : [query.compare])]
+        for (const rev of wanted) yield* parseRevision(rev)
+        const flags = query.staged ? ["--cached"] : []
+        // The checked names go to git diff itself (after --end-of-options): one process.
+        const changes = yield* Effect.result(runDiff(repo, query, ["--end-of-options", ...wanted], flags, query.paths))
+        if (changes._tag === "Success") {
+          return {
+            base: query.base ?? "HEAD",
+            compare: query.compare ?? (query.staged ? "index" : "working tree"),
+            ...changes.success
+          }
+        }
+        // Slow path: an unborn HEAD compares with the empty tree; anything else is classified.
         const resolved = yield* resolveAll(repo, wanted).pipe(
           Effect.catchIf(
             (e) => query.base === undefined && e._tag === "UnknownRevision" && e.reason === "no-commits",
@@ -446,11 +467,11 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
         const base = resolved[0]
         const compare = query.compare === undefined ? undefined : resolved[1]
         const revs = [base ?? EMPTY_TREE, ...(compare === undefined ? [] : [compare])]
-        const changes = yield* runDiff(repo, query, revs, query.staged ? ["--cached"] : [], query.paths)
+        const result = yield* runDiff(repo, query, revs, flags, query.paths)
         return {
-          base: base ?? null,
-          compare: compare ?? (query.staged ? "index" : "working tree"),
-          ...changes
+          base: base === undefined ? null : (query.base ?? "HEAD"),
+          compare: query.compare ?? (query.staged ? "index" : "working tree"),
+          ...result
         }
       })
 
@@ -459,21 +480,26 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
       query: BlameQuery
     ): Effect.Effect<Blame.Output, RevisionError | PathNotInRepository> =>
       Effect.gen(function* () {
-        const rev = query.rev === undefined ? undefined : yield* resolve(repo, query.rev)
+        const name = query.rev === undefined ? undefined : (yield* parseRevision(query.rev)).text
         const last =
           query.endLine === undefined
             ? query.startLine + query.maxLines
             : Math.min(query.endLine, query.startLine + query.maxLines)
+        // git blame has no --end-of-options; the checked name cannot start with "-", so it is passed as is.
         const run = yield* git(repo, [
           "blame",
           "--porcelain",
           "--no-textconv",
           "-L",
           `${query.startLine},${last}`,
-          ...(rev === undefined ? [] : [rev]),
+          ...(name === undefined ? [] : [name]),
           "--",
           query.path
         ])
+        if (run.code !== 0 && name !== undefined && /bad revision|unknown revision|ambiguous/.test(run.stderr)) {
+          return yield* Effect.flatMap(resolve(repo, name), () => failed("blame", run))
+        }
+        const rev = name
         if (run.code !== 0) {
           if (rev === undefined && /no such ref: HEAD|does not have any commits/.test(run.stderr)) {
             return yield* new UnknownRevision({ revision: "HEAD", reason: "no-commits" })
