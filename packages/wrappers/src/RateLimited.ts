@@ -137,32 +137,43 @@ export const layerMemory: Layer.Layer<RateLimiter.RateLimiter> = RateLimiter.lay
   Layer.provide(RateLimiter.layerStoreMemory)
 )
 
-interface Check {
+/** A limit ready to check: everything but the key's id, worked out once per list of limits. */
+interface Compiled {
   readonly scope: "global" | "observer" | "tool"
-  readonly key: string
+  /** The limit is part of the key: two configurations never share one bucket with different rules. */
+  readonly suffix: string
   readonly limit: number
   readonly windowMillis: number
   readonly capacity: number
+  /** The time to refill `capacity` tokens: the limiter's own window for a bucket of `capacity`. */
+  readonly refillWindow: Duration.Duration
 }
 
-const checksOf = (
-  scope: Check["scope"],
-  id: string,
-  limits: ReadonlyArray<Limit>,
-  prefix: string
-): ReadonlyArray<Check> =>
+const compiledCache = new WeakMap<ReadonlyArray<Limit>, ReadonlyArray<Compiled>>()
+
+const compile = (scope: Compiled["scope"], limits: ReadonlyArray<Limit>): ReadonlyArray<Compiled> =>
   limits.map((l) => {
     const windowMillis = Duration.toMillis(Duration.fromInputUnsafe(l.window))
     const capacity = l.burst ?? l.limit
     return {
       scope,
-      // The limit is part of the key: two configurations never share one bucket with different rules.
-      key: `${prefix}${scope}:${id}:${l.limit}/${windowMillis}/${capacity}`,
+      suffix: `${l.limit}/${windowMillis}/${capacity}`,
       limit: l.limit,
       windowMillis,
-      capacity
+      capacity,
+      refillWindow: Duration.millis((windowMillis * capacity) / l.limit)
     }
   })
+
+/** The compiled form of a list of limits, kept per list (the lists in force rarely change). */
+const compiled = (scope: Compiled["scope"], limits: ReadonlyArray<Limit>): ReadonlyArray<Compiled> => {
+  let found = compiledCache.get(limits)
+  if (found === undefined || found[0]?.scope !== scope) {
+    found = compile(scope, limits)
+    compiledCache.set(limits, found)
+  }
+  return found
+}
 
 // The wrapper itself; exported below with its layer and references attached.
 const rateLimited: {
@@ -182,65 +193,66 @@ const rateLimited: {
     const prefix = options?.prefix ?? "ugent:"
     const toolKey = options?.key ?? self.name
     const onStoreError = options?.onStoreError ?? "allow"
-    const pick = (given: ReadonlyArray<Limit> | false | undefined, current: ReadonlyArray<Limit>) =>
-      given === false ? [] : (given ?? current)
+    const refused = (check: Compiled, retryAfterMillis: number) =>
+      new RateLimitedError({
+        tool: self.name,
+        scope: check.scope,
+        limit: check.limit,
+        windowMillis: check.windowMillis,
+        retryAfterMillis
+      })
 
-    const consume = (limiter: RateLimiter.RateLimiter, check: Check) =>
+    const consume = (limiter: RateLimiter.RateLimiter, check: Compiled, id: string) =>
       limiter
         .consume({
-          key: check.key,
+          key: `${prefix}${check.scope}:${id}:${check.suffix}`,
           algorithm: "token-bucket",
           onExceeded: "fail",
-          // A bucket of `capacity` tokens refilled at `limit` per window: the limiter's own
-          // (limit, window) pair is (capacity, the time to refill `capacity` tokens).
+          // A bucket of `capacity` tokens refilled at `limit` per window.
           limit: check.capacity,
-          window: Duration.millis((check.windowMillis * check.capacity) / check.limit)
+          window: check.refillWindow
         })
         .pipe(
           Effect.catchTag("RateLimiterError", (e) => {
             const reason = e.reason
             if (reason._tag === "RateLimitExceeded") {
-              return Effect.fail(
-                new RateLimitedError({
-                  tool: self.name,
-                  scope: check.scope,
-                  limit: check.limit,
-                  windowMillis: check.windowMillis,
-                  retryAfterMillis: Math.max(1, Math.ceil(Duration.toMillis(reason.retryAfter)))
-                })
-              )
+              return Effect.fail(refused(check, Math.max(1, Math.ceil(Duration.toMillis(reason.retryAfter)))))
             }
             return onStoreError === "allow"
               ? Effect.logWarning(`RateLimited: store unavailable, admitting ${self.name}`, reason)
-              : Effect.fail(
-                  new RateLimitedError({
-                    tool: self.name,
-                    scope: check.scope,
-                    limit: check.limit,
-                    windowMillis: check.windowMillis,
-                    retryAfterMillis: 1000
-                  })
-                )
+              : Effect.fail(refused(check, 1000))
           })
         )
+
+    // Limits given as options are compiled once; those read from the reference, once per list.
+    const fixed = {
+      observer: options?.observer === undefined ? undefined : compile("observer", options.observer || []),
+      tool: options?.tool === undefined ? undefined : compile("tool", options.tool || []),
+      global: options?.global === undefined ? undefined : compile("global", options.global || [])
+    }
 
     return Tool.wrap(
       self,
       (run) => (a) =>
-        Effect.gen(function* () {
-          const limiter = yield* RateLimiter.RateLimiter
-          const current = yield* CurrentLimits
-          const observer = yield* Effect.serviceOption(Observer.Observer)
+        // One read of the context instead of one effect per service: this runs on every call.
+        Effect.contextWith((context: Context.Context<RateLimiter.RateLimiter>) => {
+          const limiter = Context.get(context, RateLimiter.RateLimiter)
+          const current = Context.get(context, CurrentLimits)
+          const observer = Context.getOption(context, Observer.Observer)
           // Narrow scopes first: a call refused per observer does not spend a global token.
-          const checks = [
-            ...(Option.isSome(observer)
-              ? checksOf("observer", observer.value.id, pick(options?.observer, current.observer), prefix)
-              : []),
-            ...checksOf("tool", toolKey, pick(options?.tool, current.tool), prefix),
-            ...checksOf("global", "all", pick(options?.global, current.global), prefix)
-          ]
-          for (const check of checks) yield* consume(limiter, check)
-          return yield* run(a)
+          let effect: Effect.Effect<unknown, RateLimitedError> = Effect.void
+          if (Option.isSome(observer)) {
+            for (const check of fixed.observer ?? compiled("observer", current.observer)) {
+              effect = Effect.andThen(effect, consume(limiter, check, observer.value.id))
+            }
+          }
+          for (const check of fixed.tool ?? compiled("tool", current.tool)) {
+            effect = Effect.andThen(effect, consume(limiter, check, toolKey))
+          }
+          for (const check of fixed.global ?? compiled("global", current.global)) {
+            effect = Effect.andThen(effect, consume(limiter, check, "all"))
+          }
+          return Effect.andThen(effect, run(a))
         }) as Effect.Effect<B, E | RateLimitedError, R | RateLimiter.RateLimiter>,
       { failure: Tool.failureWith(self, RateLimitedError) }
     )

@@ -85,17 +85,28 @@ const retry: {
   (args) => ToolModule.isTool(args[0]),
   <A, B, E, R>(self: Tool.Tool<A, B, E, R>, options?: RetryOptions<E>): Tool.Tool<A, B, E, R> => {
     const schedule = retryPolicy<E>(options)
-    return ToolModule.wrap(self, (run) => (a) => {
-      let attempt = 0
-      const once = Effect.suspend(() => {
-        attempt++
-        return Effect.andThen(
-          Effect.annotateCurrentSpan("ugent.retry.attempt", attempt),
-          Effect.provideService(run(a), RetryAttempt, attempt)
-        )
+    const extra = options?.while
+    return ToolModule.wrap(self, (run) => (a) =>
+      // The first attempt runs outside the schedule: a call that succeeds pays for no retry machinery.
+      Effect.catch(Effect.provideService(run(a), RetryAttempt, 1), (first) => {
+        if (!ToolError.isRetryable(first) || (extra !== undefined && !extra(first))) return Effect.fail(first)
+        let attempt = 1
+        let replayed = false
+        const again = Effect.suspend(() => {
+          // The first failure is replayed into the schedule, so that its delay and its hint apply.
+          if (!replayed) {
+            replayed = true
+            return Effect.fail(first)
+          }
+          attempt++
+          return Effect.andThen(
+            Effect.annotateCurrentSpan("ugent.retry.attempt", attempt),
+            Effect.provideService(run(a), RetryAttempt, attempt)
+          )
+        })
+        return Effect.retry(again, schedule)
       })
-      return Effect.retry(once, schedule)
-    })
+    )
   }
 )
 
@@ -103,8 +114,9 @@ const retry: {
  * Retries a tool's retryable failures with capped, jittered exponential
  * backoff (see {@link retryPolicy}). The result fails with the last error when the
  * tries run out, and at once with an error that is not retryable. Each attempt
- * runs with {@link RetryAttempt} set, and annotates the current span with
- * `ugent.retry.attempt`. Dual. The schedule is at hand as `Retry.policy`
+ * runs with {@link RetryAttempt} set, and each retry annotates the current
+ * span with `ugent.retry.attempt`; a call that succeeds the first time pays
+ * for no schedule. Dual. The schedule is at hand as `Retry.policy`
  * and the attempt reference as `Retry.Attempt`.
  *
  * **Example** (A flaky call succeeds on the third try)
