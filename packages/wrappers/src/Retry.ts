@@ -86,26 +86,28 @@ const retry: {
   <A, B, E, R>(self: Tool.Tool<A, B, E, R>, options?: RetryOptions<E>): Tool.Tool<A, B, E, R> => {
     const schedule = retryPolicy<E>(options)
     const extra = options?.while
-    return ToolModule.wrap(self, (run) => (a) =>
-      // The first attempt runs outside the schedule: a call that succeeds pays for no retry machinery.
-      Effect.catch(Effect.provideService(run(a), RetryAttempt, 1), (first) => {
-        if (!ToolError.isRetryable(first) || (extra !== undefined && !extra(first))) return Effect.fail(first)
-        let attempt = 1
-        let replayed = false
-        const again = Effect.suspend(() => {
-          // The first failure is replayed into the schedule, so that its delay and its hint apply.
-          if (!replayed) {
-            replayed = true
-            return Effect.fail(first)
-          }
-          attempt++
-          return Effect.andThen(
-            Effect.annotateCurrentSpan("ugent.retry.attempt", attempt),
-            Effect.provideService(run(a), RetryAttempt, attempt)
-          )
+    return ToolModule.wrap(
+      self,
+      (run) => (a) =>
+        // The first attempt runs outside the schedule: a call that succeeds pays for no retry machinery.
+        Effect.catch(Effect.provideService(run(a), RetryAttempt, 1), (first) => {
+          if (!ToolError.isRetryable(first) || (extra !== undefined && !extra(first))) return Effect.fail(first)
+          let attempt = 1
+          let replayed = false
+          const again = Effect.suspend(() => {
+            // The first failure is replayed into the schedule, so that its delay and its hint apply.
+            if (!replayed) {
+              replayed = true
+              return Effect.fail(first)
+            }
+            attempt++
+            return Effect.andThen(
+              Effect.annotateCurrentSpan("ugent.retry.attempt", attempt),
+              Effect.provideService(run(a), RetryAttempt, attempt)
+            )
+          })
+          return Effect.retry(again, schedule)
         })
-        return Effect.retry(again, schedule)
-      })
     )
   }
 )
