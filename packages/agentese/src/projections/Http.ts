@@ -16,7 +16,19 @@
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Observer, ToolError } from "@ugent/core"
-import { ByteSize, Context, type Duration, Effect, Layer, Option, Schedule, Schema, Scope, Stream } from "effect"
+import {
+  ByteSize,
+  Context,
+  Deferred,
+  type Duration,
+  Effect,
+  Layer,
+  Option,
+  Schedule,
+  Schema,
+  Scope,
+  Stream
+} from "effect"
 import * as Sse from "effect/encoding/Sse"
 import { HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
@@ -367,6 +379,18 @@ export interface Options {
   readonly heartbeat?: Duration.Input | undefined
 }
 
+/**
+ * Completes when the server begins to stop: open event streams end then, so
+ * a stopping server does not wait out its grace period for them. `serve`
+ * provides it; the default never completes.
+ *
+ * @category services
+ * @since 0.1.0
+ */
+export const Stopping = Context.Reference<Effect.Effect<void>>("ugent/agentese/Http/Stopping", {
+  defaultValue: () => Effect.never
+})
+
 const loopbackNames = ["localhost", "127.0.0.1", "[::1]", "::1"]
 
 const failureResponse = (
@@ -456,6 +480,7 @@ const V1Handlers = (options: Options) =>
       )
       const invoker = yield* Invoke.Invoker
       const events = yield* Events.Events
+      const stopping = yield* Stopping
       const maxBody = options.maxBodyBytes ?? 1024 * 1024
       const heartbeat = options.heartbeat ?? "15 seconds"
       const withCaller = <A, E>(
@@ -530,6 +555,7 @@ const V1Handlers = (options: Options) =>
               }),
               // The first bytes go out at once, so a client knows it is subscribed before any call is made.
               Stream.prepend([": subscribed\n\n"]),
+              Stream.interruptWhen(stopping),
               Stream.encodeText
             )
             return HttpServerResponse.stream(encoded, {
@@ -652,11 +678,19 @@ export const serve = <E = never, R = never>(options: ServeOptions, routes?: Laye
     allowedHosts: options.allowedHosts ?? (isLoopback(host) ? [...loopbackNames, host] : "any")
   })
   const app = routes === undefined ? api : Layer.mergeAll(api, routes)
-  return HttpRouter.serve(app, { disableListenLog: true, disableLogger: true }).pipe(
-    Layer.provide(Server.layer(options)),
-    Layer.provideMerge(
-      // Open event streams never end by themselves: a short grace lets a stopped server exit promptly.
-      NodeHttpServer.layer(createServer, { port: options.port ?? 7345, host, gracefulShutdownTimeout: "5 seconds" })
-    )
+  return Layer.unwrap(
+    Effect.map(Deferred.make<void>(), (stopping) => {
+      const served = HttpRouter.serve(app, { disableListenLog: true, disableLogger: true }).pipe(
+        Layer.provide(Layer.mergeAll(Server.layer(options), Layer.succeed(Stopping, Deferred.await(stopping)))),
+        Layer.provideMerge(
+          // Open event streams end when stopping begins (below); the grace is for calls in flight.
+          NodeHttpServer.layer(createServer, { port: options.port ?? 7345, host, gracefulShutdownTimeout: "5 seconds" })
+        )
+      )
+      // Built after the server, so released before it: event streams end before the server waits for its connections.
+      return Layer.effectDiscard(Effect.addFinalizer(() => Deferred.succeed(stopping, undefined))).pipe(
+        Layer.provideMerge(served)
+      )
+    })
   )
 }
