@@ -14,7 +14,7 @@
  * @since 0.1.0
  */
 import { Observer, Tool, ToolError } from "@ugent/core"
-import { Cause, Clock, Effect, Exit, Option } from "effect"
+import { Cause, Clock, Context, Effect, Exit, Option } from "effect"
 import { dual } from "effect/Function"
 import { AuditStore } from "./AuditStore.ts"
 import { canonicalJson } from "./internal/canonical.ts"
@@ -88,9 +88,11 @@ const audited: {
     return Tool.wrap(
       self,
       (run) => (a) =>
-        Effect.gen(function* () {
-          const store = yield* AuditStore
-          const observer = yield* Effect.serviceOption(Observer.Observer)
+        // One read of the context instead of one effect per service: this runs on every call.
+        Effect.contextWith((context: Context.Context<AuditStore>) => {
+          const store = Context.get(context, AuditStore)
+          const observer = Context.getOption(context, Observer.Observer)
+          const clock = Context.get(context, Clock.Clock)
           const callId = traceId()
           const common = {
             callId,
@@ -102,35 +104,51 @@ const audited: {
             ...common,
             id: `${callId}/before`,
             phase: "before",
-            at: yield* Clock.currentTimeMillis,
+            at: clock.currentTimeMillisUnsafe(),
             status: "pending"
           })
-          if (failClosed) yield* before
-          else yield* Effect.catch(before, (e) => Effect.logWarning(`Audited: could not record the call of ${path}`, e))
-
-          const startNanos = yield* Clock.currentTimeNanos
+          let startNanos = 0n
           const after = (exit: Exit.Exit<B, E>) =>
-            Effect.gen(function* () {
-              const at = yield* Clock.currentTimeMillis
-              const durationMillis = Number((yield* Clock.currentTimeNanos) - startNanos) / 1e6
-              const outcome = Exit.isSuccess(exit)
-                ? (() => {
-                    const encoded = encodeOutput(exit.value)
-                    const text = textOf(Option.isSome(encoded) ? encoded.value : jsonOf(exit.value))
-                    return {
-                      status: "success" as const,
-                      resultSummary: summarizeResult === undefined ? cut(text, 200) : summarizeResult(exit.value),
-                      estimatedTokens: estimateTokens(text)
-                    }
-                  })()
-                : { status: "failure" as const, error: errorOf(exit.cause) }
-              yield* store
-                .record({ ...common, id: `${callId}/after`, phase: "after", at, durationMillis, ...outcome })
+            Effect.suspend(() => {
+              const durationMillis = Number(clock.currentTimeNanosUnsafe() - startNanos) / 1e6
+              let outcome:
+                | { readonly status: "success"; readonly resultSummary: string; readonly estimatedTokens: number }
+                | { readonly status: "failure"; readonly error: { readonly tag: string; readonly message: string } }
+              if (Exit.isSuccess(exit)) {
+                const encoded = encodeOutput(exit.value)
+                const text = textOf(Option.isSome(encoded) ? encoded.value : jsonOf(exit.value))
+                outcome = {
+                  status: "success",
+                  resultSummary: summarizeResult === undefined ? cut(text, 200) : summarizeResult(exit.value),
+                  estimatedTokens: estimateTokens(text)
+                }
+              } else {
+                outcome = { status: "failure", error: errorOf(exit.cause) }
+              }
+              const entry = {
+                ...common,
+                id: `${callId}/after`,
+                phase: "after" as const,
+                at: clock.currentTimeMillisUnsafe(),
+                durationMillis,
+                ...outcome
+              }
+              return store
+                .record(entry)
                 .pipe(
                   Effect.catch((e) => Effect.logWarning(`Audited: could not record the end of a call of ${path}`, e))
                 )
             })
-          return yield* Effect.onExit(run(a), after)
+          const call = Effect.suspend(() => {
+            startNanos = clock.currentTimeNanosUnsafe()
+            return Effect.onExit(run(a), after)
+          })
+          return Effect.andThen(
+            failClosed
+              ? before
+              : Effect.catch(before, (e) => Effect.logWarning(`Audited: could not record the call of ${path}`, e)),
+            call
+          )
         }),
       { failure: Tool.failureWith(self, StoreError) }
     )
