@@ -178,7 +178,7 @@ const bench: Bench = {
             if (got !== expected) throw new Error(`${c.label} (${mode}, ${engine}): results differ from raw rg`)
           }
           const found = `${fromRg.totalMatches}${fromRg.truncated ? "+" : ""} ${mode === "files" ? "files" : "lines"}`
-          const [base = 0, rg = 0, ts = 0] = await interleaved([raw, viaRg, viaTs], 15)
+          const [base = 0, rg = 0, ts = 0] = await interleaved([raw, viaRg, viaTs], 25)
           rows.push(row(`${c.label}, ${mode}: ripgrep engine`, base, rg, "ms", { target: "≤ 1.3", note: found }))
           rows.push(row(`${c.label}, ${mode}: TypeScript engine`, base, ts, "ms", { target: "≤ 3", note: found }))
         }
