@@ -95,6 +95,7 @@ const project: Tree = {
   "many.txt": lines(60, (i) => (i % 3 === 0 ? `foo ${i}` : `other ${i}`)),
   "-dash.txt": "--foo starts with dashes\n-e is not an option\n",
   "with space.txt": "foo with space\n",
+  "line\nbreak.txt": "foo in a name with a line break\n",
   "link-file": { link: "src/a.ts" },
   "link-dir": { link: "src" }
 }
