@@ -502,26 +502,32 @@ const serve = Command.make(
     Effect.gen(function* () {
       const setup = yield* setupOf(flags, { stores: "sqlite", proofKey: true })
       const options = setup.options
-      if (!Http.isLoopback(flags.host)) {
+      if (!Http.isLoopback(flags.host) && process.env.UGENT_TOKEN === undefined) {
         yield* Console.error(
-          `ugent: warning: ${flags.host} is not a loopback address; whoever reaches it calls as "${options.observerId}" at L${options.trust}.`
+          `ugent: warning: ${flags.host} is not a loopback address; whoever reaches it calls as "${options.observerId}" at L${options.trust} (set UGENT_TOKEN to require a token).`
         )
       }
-      const app = Http.serve({ ...options, port: flags.port, host: flags.host }, Mcp.layerHttp({ path: "/mcp" })).pipe(
-        Layer.provide(keyLayer(setup))
-      )
+      const token = process.env.UGENT_TOKEN === "" ? undefined : process.env.UGENT_TOKEN
+      const app = Http.serve(
+        { ...options, port: flags.port, host: flags.host, token },
+        Mcp.layerHttp({ path: "/mcp" })
+      ).pipe(Layer.provide(keyLayer(setup)))
       yield* Effect.scoped(
         Effect.gen(function* () {
           const context = yield* Layer.build(app)
           const url = HttpServer.formatAddress(Context.get(context, HttpServer.HttpServer).address)
           yield* Console.error(
-            `ugent: serving ${url} (API ${url}/v1, OpenAPI ${url}/v1/openapi.json, MCP ${url}/mcp) as ${options.observerId} at L${options.trust}, root ${options.root}`
+            `ugent: serving ${url} (API ${url}/v1, OpenAPI ${url}/v1/openapi.json, MCP ${url}/mcp) as ${options.observerId} at L${options.trust}, root ${options.root}${token !== undefined ? ", token required" : ""}`
           )
           return yield* Effect.never
         })
       ).pipe(Effect.mapError(startupProblem))
     }).pipe(Effect.catchTag("UsageError", usage(false)))
-).pipe(Command.withDescription("Serve the HTTP JSON API and the MCP endpoint (/mcp) on one server"))
+).pipe(
+  Command.withDescription(
+    "Serve the HTTP JSON API and the MCP endpoint (/mcp) on one server; with UGENT_TOKEN set, requests need Authorization: Bearer <token>"
+  )
+)
 
 /**
  * The `ugent` command.

@@ -13,6 +13,7 @@
  *
  * @since 0.1.0
  */
+import { createHash, timingSafeEqual } from "node:crypto"
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Observer, ToolError } from "@ugent/core"
@@ -178,6 +179,7 @@ export class V1 extends HttpApiGroup.make("v1")
       success: Success,
       error: [
         failureWith(400, "Invalid input, invalid JSON body, or an unparsable pipeline (invalid_input, parse)."),
+        failureWith(401, "The server has a token and the request did not present it (Authorization: Bearer)."),
         failureWith(403, "Refused by the recipe, the trust level, an approval or a forbidden rule (denied)."),
         failureWith(404, "No such path, or hidden from this caller (not_found)."),
         failureWith(413, "The body is larger than the server's limit."),
@@ -375,6 +377,12 @@ export interface Options {
   readonly allowedHosts?: ReadonlyArray<string> | "any" | undefined
   /** Browser origins allowed to call (default none: a request with an `Origin` header is refused). */
   readonly allowedOrigins?: ReadonlyArray<string> | undefined
+  /**
+   * A shared secret every request must present as `Authorization: Bearer
+   * <token>` (default none). It admits a client; it does not name one: every
+   * admitted request still calls as the server's configured observer.
+   */
+  readonly token?: string | undefined
   /** The interval of the keep-alive comments on `/v1/events` (default 15 s). */
   readonly heartbeat?: Duration.Input | undefined
 }
@@ -424,10 +432,16 @@ const hostName = (host: string) => {
   return (colon >= 0 ? host.slice(0, colon) : host).toLowerCase()
 }
 
+const sameSecret = (given: string, expected: string) => {
+  const a = createHash("sha256").update(given).digest()
+  const b = createHash("sha256").update(expected).digest()
+  return timingSafeEqual(a, b)
+}
+
 /**
  * A global middleware refusing requests from a foreign `Host` (DNS
- * rebinding) or a browser `Origin` not allowed; it guards every route on the
- * router, the MCP endpoint too.
+ * rebinding), a browser `Origin` not allowed, or without the server's token
+ * when it has one; it guards every route on the router, the MCP endpoint too.
  *
  * @category layers
  * @since 0.1.0
@@ -435,6 +449,7 @@ const hostName = (host: string) => {
 export const guard = (options: Options = {}): Layer.Layer<never, never, HttpRouter.HttpRouter> => {
   const hosts = options.allowedHosts ?? loopbackNames
   const origins = new Set(options.allowedOrigins ?? [])
+  const token = options.token === "" ? undefined : options.token
   return HttpRouter.middleware(
     (effect) =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
@@ -449,6 +464,24 @@ export const guard = (options: Options = {}): Layer.Layer<never, never, HttpRout
               ""
             )
           )
+        }
+        if (token !== undefined) {
+          const given = /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? "")?.[1]?.trim()
+          if (given === undefined || !sameSecret(given, token)) {
+            return Effect.succeed(
+              HttpServerResponse.setHeader(
+                failureResponse(
+                  401,
+                  "Unauthorized",
+                  "This server needs its token: send Authorization: Bearer <token> (the UGENT_TOKEN it was started with).",
+                  "denied",
+                  ""
+                ),
+                "www-authenticate",
+                'Bearer realm="ugent"'
+              )
+            )
+          }
         }
         const origin = request.headers.origin
         if (origin !== undefined && !origins.has(origin)) {

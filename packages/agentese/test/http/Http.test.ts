@@ -282,7 +282,7 @@ describe("Http", () => {
         assert.isObject(r.body.paths["/v1/paths/{path}"].get)
         assert.isObject(r.body.paths["/v1/events"].get)
         const invoke = r.body.paths["/v1/invoke/{path}"].post
-        assert.includeMembers(Object.keys(invoke.responses), ["200", "400", "403", "404", "413", "422", "429"])
+        assert.includeMembers(Object.keys(invoke.responses), ["200", "400", "401", "403", "404", "413", "422", "429"])
       })
     )
   })
@@ -323,6 +323,23 @@ describe("Http", () => {
         const allowed = yield* serve({ allowedOrigins: ["http://localhost:5173"] })
         const ok = yield* get(`${allowed.url}/v1/paths`, { origin: "http://localhost:5173" })
         assert.strictEqual(ok.status, 200)
+      })
+    )
+
+    it.live("with a token, refuses a request without it (401), on the MCP endpoint too", () =>
+      Effect.gen(function* () {
+        const { url } = yield* serve({ token: "s3cret-token", mcp: true })
+        const none = yield* get(`${url}/v1/paths`)
+        assert.strictEqual(none.status, 401)
+        assert.strictEqual(none.body.error._tag, "Unauthorized")
+        assert.strictEqual(none.headers.get("www-authenticate"), 'Bearer realm="ugent"')
+        assert.strictEqual((yield* get(`${url}/v1/paths`, { authorization: "Bearer wrong" })).status, 401)
+        const mcp = yield* post(`${url}/mcp`, { jsonrpc: "2.0", id: 1, method: "tools/list" })
+        assert.strictEqual(mcp.status, 401)
+        const ok = yield* get(`${url}/v1/paths`, { authorization: "Bearer s3cret-token" })
+        assert.strictEqual(ok.status, 200)
+        // The token admits; it does not name: the caller is still the configured one.
+        assert.deepStrictEqual(ok.body.observer, { id: "local", trust: 0 })
       })
     )
 
