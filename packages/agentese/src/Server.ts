@@ -10,7 +10,7 @@
  * @since 0.1.0
  */
 import { Observer, Trust } from "@ugent/core"
-import { Workspace } from "@ugent/tools"
+import { GitBackend, Workspace } from "@ugent/tools"
 import { RateLimited, Stores } from "@ugent/wrappers"
 import { type Duration, Effect, Layer } from "effect"
 import { CircuitBreaker as Breaker, RateLimiter } from "effect/persistence"
@@ -106,7 +106,7 @@ export const layer = (options: Options) => {
     root: options.root,
     ...(options.writable !== undefined ? { policy: { writable: options.writable } } : {})
   })
-  const registry = Registry.layer([Nodes.worldTools]).pipe(Layer.provide(workspace))
+  const registry = Registry.layer([Nodes.worldTools]).pipe(Layer.provide(Layer.mergeAll(workspace, GitBackend.layer)))
   const road = Invoke.layer({ timeout: options.timeout }).pipe(
     Layer.provide(limiterLayers(options)),
     Layer.provideMerge(Layer.mergeAll(registry, Events.layer, storesLayer(options)))

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -99,6 +100,36 @@ describe("Invoke", () => {
         )
       })
     )
+  )
+
+  it.effect("git tools are on world.tools.git.*", () =>
+    Effect.gen(function* () {
+      const root = workspace()
+      const git = (...args: Array<string>) =>
+        execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "-C", root, ...args], { stdio: "pipe" })
+      git("init", "-q", "-b", "main")
+      git("add", ".")
+      git("commit", "-q", "-m", "first commit")
+      yield* run(
+        { root },
+        Effect.gen(function* () {
+          const log = yield* invoke("world.tools.git.log", { limit: 5 })
+          assert.isTrue(log.ok, JSON.stringify(log))
+          const commits = (log as { result: { commits: ReadonlyArray<{ message: string }> } }).result.commits
+          assert.deepStrictEqual(
+            commits.map((c) => c.message.trim()),
+            ["first commit"]
+          )
+          const status = yield* invoke("world.tools.git.status", {})
+          assert.isTrue(status.ok, JSON.stringify(status))
+          assert.strictEqual(
+            errorTag(yield* invoke("world.tools.git.show", { rev: "--output=/tmp/x" })),
+            "InvalidRevision"
+          )
+        })
+      )
+      rmSync(root, { recursive: true, force: true })
+    })
   )
 
   describe("gates (threats 25-30)", () => {
