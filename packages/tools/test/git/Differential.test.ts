@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { GitBlame, GitDiff, GitLog, GitShow, GitStatus } from "@ugent/tools"
-import { backends, gitGate, historyRepo, type Repo, runWith, workingChanges } from "./fixtures.ts"
+import { backends, gitGate, historyRepo, type Repo, randomHistory, runWith, workingChanges } from "./fixtures.ts"
 
 const gate = gitGate()
 
@@ -411,6 +411,17 @@ describe.skipIf(gate.skip)(`git tools agree with the git CLI${gate.note}`, () =>
           "--",
           "src/long.ts"
         ]))
+      it("blames random histories with merges, conflicts and renames as git does", async () => {
+        for (const seed of [3, 17, 29]) {
+          const { repo, file } = randomHistory(seed)
+          try {
+            await check(repo, { path: file, rev: "HEAD" }, ["HEAD", "--", file])
+          } finally {
+            repo.dispose()
+          }
+        }
+      })
+
       it("blames unicode and space-containing names", async () => {
         await check(history, { path: "日本語/ファイル.md", rev: "HEAD" }, ["HEAD", "--", "日本語/ファイル.md"])
         await check(history, { path: "no-newline.txt", rev: "HEAD" }, ["HEAD", "--", "no-newline.txt"])

@@ -230,6 +230,65 @@ export const workingChanges = (r: Repo): Repo => {
   return r
 }
 
+/**
+ * A seeded random history of one file: edits (deletions, insertions,
+ * replacements from a small vocabulary full of repeated and blank lines),
+ * side branches merged back (conflicts resolved by a fresh edit), and
+ * sometimes a final rename. Returns the repository and the file's last path.
+ */
+export const randomHistory = (seed: number): { readonly repo: Repo; readonly file: string } => {
+  let s = seed
+  const rand = () => {
+    s = (s * 1103515245 + 12345) % 2147483648
+    return s / 2147483648
+  }
+  const pick = <A>(xs: ReadonlyArray<A>): A => xs[Math.floor(rand() * xs.length)]!
+  const vocab = ["a", "b", "c", "{", "}", "", "  x", "    y", "return 0", "foo()", "bar()"]
+  const r = Repo.create("git-random-")
+  const write = (ls: ReadonlyArray<string>) => r.write("f.txt", `${ls.join("\n")}\n`)
+  const mutate = (ls: ReadonlyArray<string>) => {
+    const out: Array<string> = []
+    for (const l of ls) {
+      const x = rand()
+      if (x < 0.1) continue
+      if (x < 0.2) out.push(pick(vocab))
+      out.push(x > 0.9 ? pick(vocab) : l)
+      if (x > 0.95) out.push(pick(vocab))
+    }
+    return out.length > 0 ? out : ["z"]
+  }
+  let lines = Array.from({ length: 20 }, () => pick(vocab))
+  write(lines)
+  r.commit("init")
+  for (let i = 0; i < 25; i++) {
+    if (rand() < 0.25) {
+      r.git("checkout", "-q", "-b", `b${i}`)
+      write(mutate(lines))
+      r.commit(`side ${i}`)
+      r.git("checkout", "-q", "main")
+      write([...lines, pick(vocab)])
+      r.commit(`main ${i}`)
+      r.tick()
+      if (spawnSync("git", ["merge", "-q", "--no-edit", `b${i}`], { cwd: r.dir, env: r.env() }).status !== 0) {
+        write(mutate(lines))
+        r.git("add", "-A")
+        r.git("commit", "-q", "--no-edit")
+      }
+      lines = r.read("f.txt").split("\n").slice(0, -1)
+    } else {
+      lines = mutate(lines)
+      write(lines)
+      r.commit(`edit ${i}`)
+    }
+  }
+  if (rand() < 0.5) {
+    r.git("mv", "f.txt", "g.txt")
+    r.commit("rename")
+    return { repo: r, file: "g.txt" }
+  }
+  return { repo: r, file: "f.txt" }
+}
+
 /** A merge conflict in progress. */
 export const conflictRepo = (): Repo => {
   const r = Repo.create("git-conflict-")
