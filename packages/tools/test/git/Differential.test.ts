@@ -5,7 +5,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { GitBlame, GitDiff, GitLog, GitShow, GitStatus } from "@ugent/tools"
-import { backends, gitGate, historyRepo, type Repo, randomHistory, runWith, workingChanges } from "./fixtures.ts"
+import {
+  backends,
+  gitGate,
+  historyRepo,
+  type Repo,
+  randomHistory,
+  randomRenames,
+  runWith,
+  workingChanges
+} from "./fixtures.ts"
 
 const gate = gitGate()
 
@@ -346,6 +355,18 @@ describe.skipIf(gate.skip)(`git tools agree with the git CLI${gate.note}`, () =>
       it("compares the root commit with HEAD", async () => {
         const root = history.git("rev-list", "--max-parents=0", "HEAD").trim()
         await check(history, { base: root, compare: "HEAD" }, [root, "HEAD"])
+      })
+      it("pairs renames as git does (exact, empty, same basename, edited)", async () => {
+        for (const seed of [2, 5, 9]) {
+          const r = randomRenames(seed)
+          try {
+            await check(r, { staged: true }, ["--cached", "HEAD"])
+            const status = await runWith(r.dir, backend, GitStatus.status.run({}))
+            expect(status.staged).toEqual(cliStatus(r).staged)
+          } finally {
+            r.dispose()
+          }
+        }
       })
       it("limits to paths", () =>
         check(history, { base: "HEAD~30", compare: "HEAD", paths: ["src", "README.md"] }, [

@@ -289,6 +289,54 @@ export const randomHistory = (seed: number): { readonly repo: Repo; readonly fil
   return { repo: r, file: "f.txt" }
 }
 
+/**
+ * A seeded batch of staged deletions and additions that git pairs as renames
+ * in every way it can: exact copies (duplicates, empty files), same basenames
+ * in another directory, and edited copies around the similarity thresholds.
+ */
+export const randomRenames = (seed: number): Repo => {
+  let s = seed
+  const rand = () => {
+    s = (s * 1103515245 + 12345) % 2147483648
+    return s / 2147483648
+  }
+  const r = Repo.create("git-renames-")
+  const words = Array.from({ length: 40 }, (_, i) => `word${i}`)
+  const body = (n: number) =>
+    `${Array.from({ length: n }, () => words[Math.floor(rand() * words.length)]).join("\n")}\n`
+  const names = [
+    "a.txt",
+    "b.txt",
+    "dir/a.txt",
+    "dir/c.txt",
+    "x/y/z.md",
+    "other.md",
+    "e.txt",
+    "empty1",
+    "dup1.txt",
+    "dup2.txt"
+  ]
+  const contents = new Map<string, string>()
+  for (const n of names) {
+    const c = n.startsWith("empty")
+      ? ""
+      : n.startsWith("dup")
+        ? "same content\nhere\n"
+        : body(5 + Math.floor(rand() * 30))
+    contents.set(n, c)
+    r.write(n, c)
+  }
+  r.commit("base")
+  for (const n of names) if (rand() < 0.6) r.remove(n)
+  for (const n of ["moved/a.txt", "b2.txt", "c.txt", "z.md", "new.md", "empty2", "dup3.txt", "renamed-e.txt"]) {
+    const lines = contents.get(names[Math.floor(rand() * names.length)]!)!.split("\n")
+    const edit = rand() < 0.3 ? 0 : 0.3 * rand()
+    r.write(n, lines.map((l, i) => (rand() < edit ? `changed ${i}` : l)).join("\n"))
+  }
+  r.git("add", "-A")
+  return r
+}
+
 /** A merge conflict in progress. */
 export const conflictRepo = (): Repo => {
   const r = Repo.create("git-conflict-")
