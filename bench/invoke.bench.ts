@@ -17,7 +17,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Events, Invoke, Nodes, Recipe, Registry } from "@ugent/agentese"
 import { Boundary, Observer, Trust } from "@ugent/core"
-import { Read, Workspace } from "@ugent/tools"
+import { GitBackend, Read, Workspace } from "@ugent/tools"
 import { RateLimited, Stores } from "@ugent/wrappers"
 import { Effect, Layer } from "effect"
 import { CircuitBreaker as Breaker, RateLimiter } from "effect/persistence"
@@ -39,7 +39,9 @@ const generousLimiter = Layer.effect(
  * allowed every path), with the generous limiter. Shared with the HTTP bench.
  */
 export const benchRoad = (root: string) => {
-  const registry = Registry.layer([Nodes.worldTools]).pipe(Layer.provide(Workspace.layer({ root })))
+  const registry = Registry.layer([Nodes.worldTools]).pipe(
+    Layer.provide(Layer.mergeAll(Workspace.layer({ root }), GitBackend.layer))
+  )
   const road = Invoke.layer().pipe(
     Layer.provide(Layer.mergeAll(Stores.layerMemory(), generousLimiter, Breaker.layerStoreMemory())),
     Layer.provideMerge(Layer.mergeAll(registry, Events.layer))
@@ -54,7 +56,7 @@ export const benchWorkspace = () => {
   return root
 }
 
-/** Microseconds per call: median of 5 batches (after a warm-up) of `n` calls inside one Effect. */
+/** Microseconds per call: median of 7 batches (after a warm-up) of `n` calls inside one Effect. */
 const usPerCall = async <R>(
   call: (i: number) => Effect.Effect<unknown, unknown, R>,
   layer: Layer.Layer<R, unknown>,
@@ -70,7 +72,7 @@ const usPerCall = async <R>(
       Effect.gen(function* () {
         const context = yield* Layer.build(layer)
         const ms = yield* Effect.promise(() =>
-          wallMs(() => Effect.runPromise(Effect.provideContext(batch, context)), 5)
+          wallMs(() => Effect.runPromise(Effect.provideContext(batch, context)), 7)
         )
         return (ms * 1000) / n
       })
