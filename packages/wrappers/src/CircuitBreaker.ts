@@ -39,14 +39,12 @@ export class CircuitOpen extends Schema.TaggedError<CircuitOpen>()("CircuitOpen"
 }) {
   override get message(): string {
     const seconds = Math.max(1, Math.ceil(this.retryAfterMillis / 1000))
-    switch (this.state) {
-      case "open":
-        return `${this.tool} is paused: its recent calls failed, so its circuit breaker is open. Try again in ${seconds} s, or use another tool meanwhile.`
-      case "half-open":
-        return `${this.tool} is being tested with one trial call after recent failures. Try again in ${seconds} s.`
-      case "unavailable":
-        return `${this.tool} was not called: the circuit breaker's state store is unreachable. Try again in ${seconds} s.`
+    const messages: Record<typeof this.state, string> = {
+      open: `${this.tool} is paused: its recent calls failed, so its circuit breaker is open. Try again in ${seconds} s, or use another tool meanwhile.`,
+      "half-open": `${this.tool} is being tested with one trial call after recent failures. Try again in ${seconds} s.`,
+      unavailable: `${this.tool} was not called: the circuit breaker's state store is unreachable. Try again in ${seconds} s.`
     }
+    return messages[this.state]
   }
 }
 
