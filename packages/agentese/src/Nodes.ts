@@ -16,6 +16,13 @@
  * | `world.tools.git.blame` | each line with its commit | L0 |
  * | `world.tools.git.show` | one commit with its diff | L0 |
  *
+ * and `self.memory` (the working memory of the `Summarized` wrapper of
+ * `@ugent/wrappers`):
+ *
+ * | path | tool | trust |
+ * |---|---|---|
+ * | `self.memory.read` | a full result kept under an id, whole or by range | L0 |
+ *
  * @since 0.1.0
  */
 import {
@@ -33,6 +40,7 @@ import {
   type Workspace,
   Write
 } from "@ugent/tools"
+import { type MemoryStore, Summarized } from "@ugent/wrappers"
 import type { Effect } from "effect"
 import * as Node from "./Node.ts"
 
@@ -58,3 +66,13 @@ export const worldTools: Effect.Effect<Node.Node, never, Workspace.Workspace | G
     "git.show": GitShow.show
   }
 )
+
+/**
+ * The `self.memory` node. Needs the `MemoryStore`.
+ *
+ * @category nodes
+ * @since 0.1.0
+ */
+export const selfMemory: Effect.Effect<Node.Node, never, MemoryStore.MemoryStore> = Node.make("self.memory", {
+  read: Summarized.read
+})

@@ -11,7 +11,7 @@
  */
 import { Observer, Trust } from "@ugent/core"
 import { GitBackend, Workspace } from "@ugent/tools"
-import { RateLimited, Stores } from "@ugent/wrappers"
+import { type MemoryStore, RateLimited, Stores } from "@ugent/wrappers"
 import { type Duration, Effect, Layer } from "effect"
 import { CircuitBreaker as Breaker, RateLimiter } from "effect/persistence"
 import * as Events from "./Events.ts"
@@ -106,10 +106,15 @@ export const layer = (options: Options) => {
     root: options.root,
     ...(options.writable !== undefined ? { policy: { writable: options.writable } } : {})
   })
-  const registry = Registry.layer([Nodes.worldTools]).pipe(Layer.provide(Layer.mergeAll(workspace, GitBackend.layer)))
+  // One stores layer, shared by the road (traces, audit) and the self.memory node (working memory).
+  const stores = storesLayer(options)
+  const registry = Registry.layer<Workspace.Workspace | GitBackend.GitBackend | MemoryStore.MemoryStore>([
+    Nodes.worldTools,
+    Nodes.selfMemory
+  ]).pipe(Layer.provide(Layer.mergeAll(workspace, GitBackend.layer, stores)))
   const road = Invoke.layer({ timeout: options.timeout }).pipe(
     Layer.provide(limiterLayers(options)),
-    Layer.provideMerge(Layer.mergeAll(registry, Events.layer, storesLayer(options)))
+    Layer.provideMerge(Layer.mergeAll(registry, Events.layer, stores))
   )
   const caller = Layer.mergeAll(
     Observer.layer({ id: options.observerId ?? "local", trust: options.trust ?? 0, session: options.session }),

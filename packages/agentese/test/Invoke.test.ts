@@ -5,7 +5,7 @@ import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Events, Invoke, type Recipe, Server } from "@ugent/agentese"
 import type { Trust } from "@ugent/core"
-import { AuditStore } from "@ugent/wrappers"
+import { AuditStore, MemoryStore } from "@ugent/wrappers"
 import { Effect, Fiber, Ref, Schema, Stream } from "effect"
 
 const workspace = () => {
@@ -130,6 +130,21 @@ describe("Invoke", () => {
       )
       rmSync(root, { recursive: true, force: true })
     })
+  )
+
+  it.effect("self.memory.read serves the working memory of Summarized", () =>
+    run(
+      {},
+      Effect.gen(function* () {
+        const memory = yield* MemoryStore.MemoryStore
+        const id = yield* memory.put({ tool: "search.grep", content: "line 1\nline 2\nline 3", summary: "3 lines" })
+        const whole = yield* invoke("self.memory.read", { id })
+        assert.isTrue(whole.ok, JSON.stringify(whole))
+        assert.include(JSON.stringify(whole), "line 3")
+        const missing = yield* invoke("self.memory.read", { id: "no-such-id" })
+        assert.strictEqual(errorTag(missing), "MemoryNotFound")
+      })
+    )
   )
 
   describe("gates (threats 25-30)", () => {
