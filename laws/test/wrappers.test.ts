@@ -77,8 +77,8 @@ Laws.wrapper("RateLimited", {
   wrap: (t) => RateLimited(t, { key: randomUUID(), prefix: `${randomUUID()}:` }),
   failures: true,
   allow: limits({ limit: 1_000_000, window: "1 minute" }),
-  // A bucket that holds no token refuses the first call.
-  deny: limits({ limit: 1, window: "1 hour", burst: 0 }),
+  // A limit of 0 refuses every call, the first included.
+  deny: limits({ limit: 0, window: "1 hour" }),
   denied: (e) => (e as { readonly _tag?: unknown })._tag === "RateLimited",
   provide: RateLimited.layerMemory,
   ...check

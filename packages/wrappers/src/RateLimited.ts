@@ -8,11 +8,13 @@
  * Each limit is a token bucket (Effect's `effect/persistence` `RateLimiter`,
  * in memory or in Redis to share limits across machines): "`limit` per
  * `window`" refills one token every `window / limit`, and the bucket holds
- * `burst` tokens (default `limit`). A token bucket rather than a fixed window
- * because it has no window edge where twice the limit gets through, and its
- * capacity is exactly the burst allowance the design asks for. The defaults
- * are those of the design documents: global 100/min and 2,000/h, per
- * observer 10/min (burst 3) and 200/h, no per-tool limit.
+ * `limit + burst` tokens: `burst` is an allowance above the steady rate (as
+ * in nginx's `burst`), so "10 per minute with a burst allowance of 3" admits
+ * 13 calls at once, then one every 6 s. A token bucket rather than a fixed
+ * window because it has no window edge where twice the limit gets through.
+ * A `limit` of 0 refuses every call. The defaults are those of the design
+ * documents: global 100/min and 2,000/h, per observer 10/min (burst
+ * allowance 3) and 200/h, no per-tool limit.
  *
  * @since 0.1.0
  */
@@ -22,8 +24,8 @@ import { dual } from "effect/Function"
 import { RateLimiter } from "effect/persistence"
 
 /**
- * One limit: `limit` calls per `window`, at most `burst` at once (default
- * `limit`).
+ * One limit: `limit` calls per `window`, with an allowance of `burst` more
+ * calls at once (default 0). `limit` 0 refuses every call.
  *
  * @category models
  * @since 0.1.0
@@ -154,14 +156,14 @@ const compiledCache = new WeakMap<ReadonlyArray<Limit>, ReadonlyArray<Compiled>>
 const compile = (scope: Compiled["scope"], limits: ReadonlyArray<Limit>): ReadonlyArray<Compiled> =>
   limits.map((l) => {
     const windowMillis = Duration.toMillis(Duration.fromInputUnsafe(l.window))
-    const capacity = l.burst ?? l.limit
+    const capacity = l.limit === 0 ? 0 : l.limit + Math.max(0, l.burst ?? 0)
     return {
       scope,
       suffix: `${l.limit}/${windowMillis}/${capacity}`,
       limit: l.limit,
       windowMillis,
       capacity,
-      refillWindow: Duration.millis((windowMillis * capacity) / l.limit)
+      refillWindow: Duration.millis(l.limit === 0 ? windowMillis : (windowMillis * capacity) / l.limit)
     }
   })
 
@@ -203,26 +205,29 @@ const rateLimited: {
       })
 
     const consume = (limiter: RateLimiter.RateLimiter, check: Compiled, id: string) =>
-      limiter
-        .consume({
-          key: `${prefix}${check.scope}:${id}:${check.suffix}`,
-          algorithm: "token-bucket",
-          onExceeded: "fail",
-          // A bucket of `capacity` tokens refilled at `limit` per window.
-          limit: check.capacity,
-          window: check.refillWindow
-        })
-        .pipe(
-          Effect.catchTag("RateLimiterError", (e) => {
-            const reason = e.reason
-            if (reason._tag === "RateLimitExceeded") {
-              return Effect.fail(refused(check, Math.max(1, Math.ceil(Duration.toMillis(reason.retryAfter)))))
-            }
-            return onStoreError === "allow"
-              ? Effect.logWarning(`RateLimited: store unavailable, admitting ${self.name}`, reason)
-              : Effect.fail(refused(check, 1000))
-          })
-        )
+      // A bucket of no tokens: nothing to ask the store.
+      check.capacity === 0
+        ? Effect.fail(refused(check, check.windowMillis))
+        : limiter
+            .consume({
+              key: `${prefix}${check.scope}:${id}:${check.suffix}`,
+              algorithm: "token-bucket",
+              onExceeded: "fail",
+              // A bucket of `capacity` tokens refilled at `limit` per window.
+              limit: check.capacity,
+              window: check.refillWindow
+            })
+            .pipe(
+              Effect.catchTag("RateLimiterError", (e) => {
+                const reason = e.reason
+                if (reason._tag === "RateLimitExceeded") {
+                  return Effect.fail(refused(check, Math.max(1, Math.ceil(Duration.toMillis(reason.retryAfter)))))
+                }
+                return onStoreError === "allow"
+                  ? Effect.logWarning(`RateLimited: store unavailable, admitting ${self.name}`, reason)
+                  : Effect.fail(refused(check, 1000))
+              })
+            )
 
     // Limits given as options are compiled once; those read from the reference, once per list.
     const fixed = {
@@ -269,13 +274,13 @@ const rateLimited: {
  * `RateLimited.defaults`, `RateLimited.Limits` (the reference of the limits
  * in force).
  *
- * **Example** (The fourth call of a burst of 3 is refused)
+ * **Example** (Three calls a minute, no burst allowance: the fourth is refused)
  * ```ts
  * import { Observer, Tool, Trust } from "@ugent/core"
  * import { RateLimited } from "@ugent/wrappers"
  * import { Effect, Layer } from "effect"
  * const ping = Tool.fromFunction({ name: "ping", f: () => "pong" })
- * const limited = ping.pipe(RateLimited())
+ * const limited = ping.pipe(RateLimited({ observer: [{ limit: 3, window: "1 minute" }] }))
  * const results = Effect.forEach([1, 2, 3, 4], () => Effect.match(limited.run(null), { onFailure: (e) => e._tag, onSuccess: (s) => s }))
  * const env = Layer.mergeAll(Trust.grant(0), RateLimited.layerMemory, Observer.layer({ id: "agent-1", trust: 0 }))
  * console.log(Effect.runSync(results.pipe(Effect.provide(env))))

@@ -62,13 +62,13 @@ describe("RateLimited", () => {
       }).pipe(Effect.provide(env))
     )
 
-    it.effect("admit exactly the observer's burst (3) for one observer", () =>
+    it.effect("admit exactly the observer's limit plus its burst allowance (10 + 3) for one observer", () =>
       Effect.gen(function* () {
         const { tool, runs } = counter()
         const limited = RateLimited(tool)
         const result = yield* burst(1000, () => limited.run({ n: 1 }).pipe(as("agent")))
-        assert.deepStrictEqual(result, { admitted: 3, refused: 997 })
-        assert.strictEqual(runs(), 3)
+        assert.deepStrictEqual(result, { admitted: 13, refused: 987 })
+        assert.strictEqual(runs(), 13)
       }).pipe(Effect.provide(env))
     )
   })
@@ -78,7 +78,7 @@ describe("RateLimited", () => {
       const { tool } = counter()
       const limited = RateLimited(tool)
       const call = () => Effect.exit(limited.run({ n: 1 }).pipe(as("agent")))
-      for (let i = 0; i < 3; i++) assert.isTrue(Exit.isSuccess(yield* call()))
+      for (let i = 0; i < 13; i++) assert.isTrue(Exit.isSuccess(yield* call()))
       assert.isTrue(Exit.isFailure(yield* call()))
       yield* TestClock.adjust("5 seconds")
       assert.isTrue(Exit.isFailure(yield* call()))
@@ -98,8 +98,8 @@ describe("RateLimited", () => {
         if (Exit.isSuccess(yield* Effect.exit(limited.run({ n: 1 }).pipe(as("agent"))))) admitted++
         yield* TestClock.adjust("1 second")
       }
-      // 3 at once, then one per 6 s.
-      assert.isAtMost(admitted, 3 + 100)
+      // 13 at once, then one per 6 s.
+      assert.isAtMost(admitted, 13 + 100)
       assert.isAtLeast(admitted, 100)
     }).pipe(Effect.provide(env))
   )
@@ -108,7 +108,7 @@ describe("RateLimited", () => {
     Effect.gen(function* () {
       const { tool } = counter()
       const limited = RateLimited(tool)
-      yield* burst(10, () => limited.run({ n: 1 }).pipe(as("alice")))
+      yield* burst(13, () => limited.run({ n: 1 }).pipe(as("alice")))
       assert.strictEqual(yield* limited.run({ n: 2 }).pipe(as("bob")), 2)
       const error = yield* Effect.flip(limited.run({ n: 3 }).pipe(as("alice")))
       assert.strictEqual(error._tag, "RateLimited")
@@ -128,6 +128,16 @@ describe("RateLimited", () => {
       const lb = RateLimited(b.tool, options)
       assert.deepStrictEqual(yield* burst(10, () => la.run({ n: 1 })), { admitted: 3, refused: 7 })
       assert.deepStrictEqual(yield* burst(10, () => lb.run({ n: 1 })), { admitted: 2, refused: 8 })
+    }).pipe(Effect.provide(env))
+  )
+
+  it.effect("a limit of 0 refuses every call without asking the store (0 is a value, not 'unset')", () =>
+    Effect.gen(function* () {
+      const { tool, runs } = counter()
+      const limited = RateLimited(tool, { observer: false, global: false, tool: [{ limit: 0, window: "1 minute" }] })
+      const error = yield* Effect.flip(limited.run({ n: 1 }))
+      assert.strictEqual(error._tag, "RateLimited")
+      assert.strictEqual(runs(), 0)
     }).pipe(Effect.provide(env))
   )
 
