@@ -19,6 +19,7 @@ import {
   type AuditStore,
   CircuitBreaker,
   type CircuitBreakerOptions,
+  type Limit,
   type Limits,
   RateLimited,
   Timeout,
@@ -182,6 +183,8 @@ export interface InvokerOptions {
   readonly breaker?: Omit<CircuitBreakerOptions, "key"> | undefined
   /** The loop detector: the `count`-th identical call within `window` is refused (default 3 in 1 minute). */
   readonly loop?: { readonly count: number; readonly window: Duration.Input } | undefined
+  /** The global rate limits, over every caller and path (default 100/min and 2,000/h). */
+  readonly globalLimits?: ReadonlyArray<Limit> | undefined
 }
 
 type Prepared = Tool.Tool<unknown, unknown, unknown, Observer.Observer>
@@ -230,14 +233,14 @@ const kindOf = (tag: string): FailureKind => {
   }
 }
 
-const limitsOf = (recipe: Recipe.Recipe, path: string): Limits => {
+const limitsOf = (recipe: Recipe.Recipe, path: string, global: ReadonlyArray<Limit>): Limits => {
   const { caller, tool } = Recipe.limitsFor(recipe, path)
   const toLimits = (l: { readonly perMinute?: number; readonly perHour?: number } | undefined) => [
     ...(l?.perMinute !== undefined ? [{ limit: l.perMinute, window: "1 minute" as const }] : []),
     ...(l?.perHour !== undefined ? [{ limit: l.perHour, window: "1 hour" as const }] : [])
   ]
   return {
-    global: RateLimited.defaults.global,
+    global,
     observer: caller === undefined ? RateLimited.defaults.observer : toLimits(caller),
     tool: toLimits(tool)
   }
@@ -263,6 +266,7 @@ export const layer = (
       const timeout = Duration.fromInputUnsafe(options.timeout ?? "120 seconds")
       const loopCount = options.loop?.count ?? 3
       const loopWindow = Duration.toMillis(Duration.fromInputUnsafe(options.loop?.window ?? "1 minute"))
+      const globalLimits = options.globalLimits ?? RateLimited.defaults.global
 
       const prepared = new Map<string, Prepared>()
       for (const entry of registry.entries) {
@@ -291,13 +295,16 @@ export const layer = (
       }
 
       const recent = new Map<string, Array<number>>()
+      // Expired keys are swept when the map doubles past its last sweep: amortized O(1) per call.
+      let sweepAt = 10_000
       const checkLoop = (key: string, path: string) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
           const times = (recent.get(key) ?? []).filter((t) => now - t < loopWindow)
           times.push(now)
           recent.set(key, times)
-          if (recent.size > 10_000) {
+          if (recent.size > sweepAt) {
             for (const [k, ts] of recent) if (ts.every((t) => now - t >= loopWindow)) recent.delete(k)
+            sweepAt = Math.max(10_000, recent.size * 2)
           }
           return times.length >= loopCount
             ? Effect.fail(new LoopDetected({ path, count: times.length, windowMillis: loopWindow }))
@@ -359,13 +366,16 @@ export const layer = (
           })
           const exit = yield* Effect.exit(
             Effect.gen(function* () {
-              // The recipe may raise a path's level above the tool's own: checked here, before the gate.
+              // The level is checked before the input is decoded, so a caller learns nothing from a path it may
+              // not use; the recipe may have raised the level above the tool's own (the gate checks that again).
               if (observer.trust < decision.requiredTrust) {
                 return yield* new ToolError.TrustDenied({
                   tool: entry.path,
                   required: decision.requiredTrust,
                   actual: observer.trust,
-                  reason: "the recipe raises this path's level"
+                  ...(decision.requiredTrust > entry.tool.trust
+                    ? { reason: "the recipe raises this path's level" }
+                    : {})
                 })
               }
               const raisedToConfirm = decision.requiredTrust >= 2 && entry.tool.trust < 2 && observer.trust === 2
@@ -384,7 +394,7 @@ export const layer = (
               return yield* tool
                 .run(decoded)
                 .pipe(
-                  Effect.provideService(RateLimited.Limits, limitsOf(recipe, entry.path)),
+                  Effect.provideService(RateLimited.Limits, limitsOf(recipe, entry.path, globalLimits)),
                   alternatives !== undefined ? Traced.withAlternatives(alternatives) : (e) => e
                 )
             })

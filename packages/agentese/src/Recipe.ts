@@ -109,7 +109,22 @@ export const decode = (json: unknown, file = "<recipe>"): Effect.Effect<Recipe, 
 export const load = (file: string): Effect.Effect<Recipe, RecipeError> =>
   Effect.tryPromise({
     try: async () => JSON.parse(await readFile(file, "utf8")) as unknown,
-    catch: (e) => new RecipeError({ file, issue: e instanceof Error ? e.message : String(e) })
+    catch: (e) => {
+      const code = (e as { readonly code?: unknown }).code
+      const issue =
+        code === "ENOENT"
+          ? "the file does not exist"
+          : code === "EACCES"
+            ? "the file cannot be read (permission denied)"
+            : code === "EISDIR"
+              ? "it is a directory, not a file"
+              : e instanceof SyntaxError
+                ? `it is not JSON (${e.message})`
+                : e instanceof Error
+                  ? e.message
+                  : String(e)
+      return new RecipeError({ file, issue })
+    }
   }).pipe(Effect.flatMap((json) => decode(json, file)))
 
 /**

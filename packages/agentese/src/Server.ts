@@ -9,9 +9,9 @@
  *
  * @since 0.1.0
  */
-import { Observer, Trust } from "@ugent/core"
+import { Observer, ReadProof, Trust } from "@ugent/core"
 import { GitBackend, Workspace } from "@ugent/tools"
-import { type MemoryStore, RateLimited, Stores } from "@ugent/wrappers"
+import { type Limit, type MemoryStore, RateLimited, Stores } from "@ugent/wrappers"
 import { type Duration, Effect, Layer } from "effect"
 import { CircuitBreaker as Breaker, RateLimiter } from "effect/persistence"
 import * as Events from "./Events.ts"
@@ -46,6 +46,13 @@ export interface Options {
   readonly approver?: ((request: Trust.ApprovalRequest) => Effect.Effect<boolean>) | undefined
   /** The workspace's writable globs for L1 callers (default: the workspace policy's). */
   readonly writable?: ReadonlyArray<string> | undefined
+  /**
+   * The key that signs read proofs (at least 32 bytes). Processes sharing it
+   * accept each other's proofs; by default each process has its own.
+   */
+  readonly proofKey?: string | Uint8Array | undefined
+  /** The global rate limits, over every caller and path (default 100/min and 2,000/h). */
+  readonly globalLimits?: ReadonlyArray<Limit> | undefined
 }
 
 /**
@@ -112,14 +119,15 @@ export const layer = (options: Options) => {
     Nodes.worldTools,
     Nodes.selfMemory
   ]).pipe(Layer.provide(Layer.mergeAll(workspace, GitBackend.layer, stores)))
-  const road = Invoke.layer({ timeout: options.timeout }).pipe(
+  const road = Invoke.layer({ timeout: options.timeout, globalLimits: options.globalLimits }).pipe(
     Layer.provide(limiterLayers(options)),
     Layer.provideMerge(Layer.mergeAll(registry, Events.layer, stores))
   )
   const caller = Layer.mergeAll(
     Observer.layer({ id: options.observerId ?? "local", trust: options.trust ?? 0, session: options.session }),
     Recipe.layer(options.recipe ?? Recipe.allowAll),
-    options.approver !== undefined ? Trust.approverLayer(options.approver) : Layer.empty
+    options.approver !== undefined ? Trust.approverLayer(options.approver) : Layer.empty,
+    options.proofKey !== undefined ? ReadProof.layerKey(options.proofKey) : Layer.empty
   )
   return Layer.mergeAll(road, caller)
 }

@@ -132,6 +132,33 @@ describe("Invoke", () => {
     })
   )
 
+  it.effect("the server's global limits replace the defaults", () =>
+    run(
+      { globalLimits: [{ limit: 2, window: "1 minute" }], recipe: { rateLimits: { perMinute: 1000 } } },
+      Effect.gen(function* () {
+        const outcomes = [
+          yield* invoke("world.tools.file.read", { path: "a.txt" }),
+          yield* invoke("world.tools.file.read", { path: "b.md" }),
+          yield* invoke("world.tools.file.list", {})
+        ]
+        assert.deepStrictEqual(outcomes.map(errorTag), ["ok", "ok", "RateLimited"])
+        assert.strictEqual(!outcomes[2]!.ok && outcomes[2]!.error.scope, "global")
+      })
+    )
+  )
+
+  it.effect("the .ugent state directory is blocked for every tool", () =>
+    run(
+      { trust: 3 },
+      Effect.gen(function* () {
+        assert.strictEqual(
+          errorTag(yield* invoke("world.tools.file.write", { path: ".ugent/x.txt", content: "x" })),
+          "BlockedPath"
+        )
+      })
+    )
+  )
+
   it.effect("self.memory.read serves the working memory of Summarized", () =>
     run(
       {},
@@ -274,11 +301,14 @@ describe("Invoke", () => {
           invoke("world.tools.file.read", { path: "a.txt" })
         )
         assert.strictEqual(errorTag(raised), "TrustDenied")
+        assert.strictEqual(!raised.ok && raised.error.reason, "the recipe raises this path's level")
         const lowered = yield* run(
           { trust: 0, recipe: { minTrust: { "world.tools.file.write": 0 } } },
           invoke("world.tools.file.write", { path: "new.txt", content: "x" })
         )
         assert.strictEqual(errorTag(lowered), "TrustDenied")
+        // The tool's own level is what is missing here, and the error says nothing of the recipe.
+        assert.isUndefined(!lowered.ok ? lowered.error.reason : "ok")
       })
     )
 

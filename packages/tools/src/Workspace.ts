@@ -190,8 +190,9 @@ export interface Policy {
 
 /**
  * The names blocked by default: environment files, anything named like a
- * secret, private keys and certificates, credential files, and `.git` with
- * everything inside it.
+ * secret, private keys and certificates, credential files, `.git` with
+ * everything inside it, and `.ugent` (ugent's own state: traces, audit,
+ * working memory, the proof key).
  *
  * @category constants
  * @since 0.1.0
@@ -221,7 +222,8 @@ export const defaultBlocked: ReadonlyArray<string> = [
   "credentials.*",
   ".gnupg",
   ".ssh",
-  ".git"
+  ".git",
+  ".ugent"
 ]
 
 /**
