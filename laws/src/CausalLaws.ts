@@ -370,9 +370,10 @@ const withToken = (proof: ReadProof.ReadProof, token: string, prototype: object)
  * const genuine = Effect.runSync(ReadProof.issue({ path: "/ws/a.txt", content: "a", coverage: { _tag: "Whole" } }))
  * const other = Effect.runSync(ReadProof.issue({ path: "/ws/b.txt", content: "b", coverage: { _tag: "Whole" } }))
  * const forged = CausalLaws.forge("transplanted", genuine, { foreign: genuine, otherFile: other })
- * // The fields say a.txt, the genuine token inside says b.txt: a tool must trust the token.
+ * // The fields say a.txt, the genuine token inside says b.txt: a tool must trust only the token,
+ * // and ReadProof.isReadProof (which checks that the fields are the token's) refuses it.
  * console.log(forged.path, forged.token === other.token, Effect.runSync(ReadProof.isReadProof(forged)))
- * // => /ws/a.txt true true
+ * // => /ws/a.txt true false
  * ```
  *
  * @category forgeries

@@ -289,7 +289,7 @@ const applyAll = (
  * })
  * console.log(await Effect.runPromise(program.pipe(Effect.provide([Workspace.layer({ root }), Trust.grant(1)]))))
  * // => [ 1, true, true ]
- * console.log(readFileSync(join(root, "price.txt"), "utf8"))
+ * console.log(readFileSync(join(root, "price.txt"), "utf8").trimEnd())
  * // => price: $& + $$5
  * ```
  *
