@@ -166,6 +166,24 @@ export {
   OutsideWorkspace
 }
 
+/**
+ * The schemas of the failures of resolving and opening a path in the
+ * workspace, for the `failure` schema of every tool that takes a path:
+ * `Schema.Union([MyError, ...Workspace.pathErrors])`.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
+export const pathErrors = [
+  InvalidPath,
+  OutsideWorkspace,
+  BlockedPath,
+  NotFound,
+  NotAFile,
+  NotADirectory,
+  FileSystemError
+] as const
+
 // ---------------------------------------------------------------------------
 // Policy
 // ---------------------------------------------------------------------------

@@ -128,14 +128,8 @@ export const Failure = Schema.Union([
   ToolError.ApprovalDenied,
   ReadProof.ProofRejected,
   Workspace.AlreadyExists,
-  Workspace.InvalidPath,
-  Workspace.OutsideWorkspace,
-  Workspace.BlockedPath,
-  Workspace.NotFound,
-  Workspace.NotAFile,
-  Workspace.NotADirectory,
+  ...Workspace.pathErrors,
   Workspace.ConcurrentChange,
-  Workspace.FileSystemError,
   Workspace.BinaryFile,
   Workspace.FileTooLarge
 ])

@@ -73,17 +73,7 @@ export type Output = typeof Output.Type
  * @category schemas
  * @since 0.1.0
  */
-export const Failure = Schema.Union([
-  ToolError.InvalidInput,
-  Workspace.InvalidPath,
-  Workspace.OutsideWorkspace,
-  Workspace.BlockedPath,
-  Workspace.NotFound,
-  Workspace.NotAFile,
-  Workspace.NotADirectory,
-  Workspace.ConcurrentChange,
-  Workspace.FileSystemError
-])
+export const Failure = Schema.Union([ToolError.InvalidInput, ...Workspace.pathErrors, Workspace.ConcurrentChange])
 
 /**
  * The default number of entries of a listing.

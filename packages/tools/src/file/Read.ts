@@ -111,14 +111,8 @@ export type Output = typeof Output.Type
  */
 export const Failure = Schema.Union([
   ToolError.InvalidInput,
-  Workspace.InvalidPath,
-  Workspace.OutsideWorkspace,
-  Workspace.BlockedPath,
-  Workspace.NotFound,
-  Workspace.NotAFile,
-  Workspace.NotADirectory,
+  ...Workspace.pathErrors,
   Workspace.ConcurrentChange,
-  Workspace.FileSystemError,
   Workspace.BinaryFile,
   Workspace.FileTooLarge
 ])

@@ -11,7 +11,7 @@ import { Tool, ToolError } from "@ugent/core"
 import { Effect, Schema } from "effect"
 import * as Workspace from "../Workspace.ts"
 import { GitBackend } from "./GitBackend.ts"
-import { GitFailed, InvalidRevision, NotARepository, PathNotInRepository, UnknownRevision } from "./GitError.ts"
+import { PathNotInRepository, ToolFailure } from "./GitError.ts"
 import { locate, repositoryOption } from "./internal/locate.ts"
 
 /**
@@ -123,21 +123,7 @@ export type Output = typeof Output.Type
  * @category schemas
  * @since 0.1.0
  */
-export const Failure = Schema.Union([
-  ToolError.InvalidInput,
-  NotARepository,
-  UnknownRevision,
-  InvalidRevision,
-  PathNotInRepository,
-  GitFailed,
-  Workspace.InvalidPath,
-  Workspace.OutsideWorkspace,
-  Workspace.BlockedPath,
-  Workspace.NotFound,
-  Workspace.NotAFile,
-  Workspace.NotADirectory,
-  Workspace.FileSystemError
-])
+export const Failure = ToolFailure
 
 /**
  * Blames the lines of a file.

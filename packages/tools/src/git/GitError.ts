@@ -7,7 +7,9 @@
  *
  * @since 0.1.0
  */
+import { ToolError } from "@ugent/core"
 import { Schema } from "effect"
+import * as Workspace from "../Workspace.ts"
 
 /**
  * The directory holds no git repository the tools may read: no `.git` there,
@@ -156,4 +158,21 @@ export const GitErrorSchema = Schema.Union([
   InvalidRevision,
   PathNotInRepository,
   GitFailed
+])
+
+/**
+ * Everything a git tool that takes a revision or a path may fail with: bad
+ * input, every git failure, and the workspace's path failures.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
+export const ToolFailure = Schema.Union([
+  ToolError.InvalidInput,
+  NotARepository,
+  UnknownRevision,
+  InvalidRevision,
+  PathNotInRepository,
+  GitFailed,
+  ...Workspace.pathErrors
 ])

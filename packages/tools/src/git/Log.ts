@@ -10,10 +10,9 @@
  */
 import { Tool, ToolError } from "@ugent/core"
 import { Effect, Schema } from "effect"
-import * as Workspace from "../Workspace.ts"
 import { Changes } from "./Diff.ts"
 import { GitBackend } from "./GitBackend.ts"
-import { GitFailed, InvalidRevision, NotARepository, PathNotInRepository, UnknownRevision } from "./GitError.ts"
+import { ToolFailure } from "./GitError.ts"
 import { diffShape, locate, repositoryOption } from "./internal/locate.ts"
 
 /**
@@ -134,21 +133,7 @@ export type Output = typeof Output.Type
  * @category schemas
  * @since 0.1.0
  */
-export const Failure = Schema.Union([
-  ToolError.InvalidInput,
-  NotARepository,
-  UnknownRevision,
-  InvalidRevision,
-  PathNotInRepository,
-  GitFailed,
-  Workspace.InvalidPath,
-  Workspace.OutsideWorkspace,
-  Workspace.BlockedPath,
-  Workspace.NotFound,
-  Workspace.NotAFile,
-  Workspace.NotADirectory,
-  Workspace.FileSystemError
-])
+export const Failure = ToolFailure
 
 const dateOption = (tool: string, name: string, value: string | undefined) => {
   if (value === undefined) return Effect.succeed(undefined)

@@ -100,18 +100,7 @@ export type Output = typeof Output.Type
  * @category schemas
  * @since 0.1.0
  */
-export const Failure = Schema.Union([
-  ToolError.InvalidInput,
-  NotARepository,
-  GitFailed,
-  Workspace.InvalidPath,
-  Workspace.OutsideWorkspace,
-  Workspace.BlockedPath,
-  Workspace.NotFound,
-  Workspace.NotAFile,
-  Workspace.NotADirectory,
-  Workspace.FileSystemError
-])
+export const Failure = Schema.Union([ToolError.InvalidInput, NotARepository, GitFailed, ...Workspace.pathErrors])
 
 /**
  * Reports the state of the working tree.

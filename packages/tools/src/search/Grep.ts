@@ -217,13 +217,7 @@ export const Failure = Schema.Union([
   UnknownFileType,
   EngineUnavailable,
   SearchFailed,
-  Workspace.InvalidPath,
-  Workspace.OutsideWorkspace,
-  Workspace.BlockedPath,
-  Workspace.NotFound,
-  Workspace.NotAFile,
-  Workspace.NotADirectory,
-  Workspace.FileSystemError
+  ...Workspace.pathErrors
 ])
 
 /**
