@@ -14,7 +14,7 @@
  *
  * @since 0.1.0
  */
-import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
+import { createHash, createHmac, createSecretKey, type KeyObject, randomBytes, timingSafeEqual } from "node:crypto"
 import { Clock, Context, Effect, Layer, Option, Schema, SchemaIssue, SchemaTransformation } from "effect"
 
 declare const Brand: unique symbol
@@ -101,7 +101,16 @@ interface Payload {
 }
 
 const b64 = (data: Uint8Array | string) => Buffer.from(data).toString("base64url")
-const sign = (key: Uint8Array, body: string) => createHmac("sha256", key).update(body).digest()
+// Preparing a secret key costs more than the HMAC itself, so each key is prepared once.
+const prepared = new WeakMap<Uint8Array, KeyObject>()
+const sign = (key: Uint8Array, body: string) => {
+  let secret = prepared.get(key)
+  if (secret === undefined) {
+    secret = createSecretKey(key)
+    prepared.set(key, secret)
+  }
+  return createHmac("sha256", secret).update(body).digest()
+}
 
 class ProofImpl implements ReadProof {
   declare readonly [Brand]: "ReadProof"

@@ -568,12 +568,12 @@ type AllFailure<T, O> = O extends { readonly mode: "fail-fast" }
 const mergedInput = (inputs: ReadonlyArray<AnySchema>): AnySchema => {
   const first = inputs[0] ?? Schema.Unknown
   if (inputs.every((s) => s === first)) return first
-  if (inputs.every((s) => Schema.isSchema(s) && s.ast._tag === "Objects")) {
-    const fields: Record<string, Schema.Top> = {}
-    for (const s of inputs) Object.assign(fields, (s as unknown as Schema.Struct<Schema.Struct.Fields>).fields)
-    return Schema.Struct(fields) as unknown as AnySchema
-  }
-  return first
+  // Struct inputs are merged field by field; anything else keeps the first branch's input.
+  const fieldsOf = (s: AnySchema): Record<string, AnySchema> | undefined =>
+    s.ast._tag === "Objects" && "fields" in s ? (s.fields as Record<string, AnySchema>) : undefined
+  const all = inputs.map(fieldsOf)
+  if (all.some((f) => f === undefined)) return first
+  return Schema.Struct(Object.assign({}, ...all) as Record<string, AnySchema>)
 }
 
 /**
@@ -612,12 +612,10 @@ export const all = <
   const concurrency = options?.concurrency ?? "unbounded"
   const memberFailure = internal.failureUnion(impls.map((t) => t.failure))
   const failure =
-    mode === "fail-fast" || memberFailure === Schema.Never
-      ? memberFailure
-      : (AllFailedSchema(memberFailure) as unknown as AnySchema)
+    mode === "fail-fast" || memberFailure === Schema.Never ? memberFailure : AllFailedSchema(memberFailure)
   const output = isTuple
-    ? (Schema.Tuple(impls.map((t) => t.output)) as unknown as AnySchema)
-    : (Schema.Struct(Object.fromEntries(entries.map(([k, t]) => [k, t.output]))) as unknown as AnySchema)
+    ? Schema.Tuple(impls.map((t) => t.output))
+    : Schema.Struct(Object.fromEntries(entries.map(([k, t]) => [k, t.output])))
   const shape = (values: ReadonlyArray<unknown>): unknown =>
     isTuple ? values : Object.fromEntries(entries.map(([k], i) => [k, values[i]]))
   const run = (a: unknown): Effect.Effect<unknown, unknown, unknown> =>
@@ -681,7 +679,7 @@ export const orElse: {
       `Runs ${f.name}; if it fails, runs ${g.name} on the same input.`,
       [f, g],
       f.input,
-      f.output === g.output ? f.output : (Schema.Union([f.output, g.output]) as unknown as AnySchema),
+      f.output === g.output ? f.output : Schema.Union([f.output, g.output]),
       g.failure,
       (a) => Effect.catch(f.run(a), () => g.run(a))
     )
@@ -715,7 +713,7 @@ export const choice = <const T extends Readonly<Record<string, Any>>>(
   const branches = new Map<string, internal.ToolImpl>(Object.entries(tools).map(([k, t]) => [k, toImpl(t)]))
   const impls = [...branches.values()]
   const union = (schemas: ReadonlyArray<AnySchema>): AnySchema =>
-    schemas.every((s) => s === schemas[0]) ? schemas[0]! : (Schema.Union(schemas) as unknown as AnySchema)
+    schemas.every((s) => s === schemas[0]) ? schemas[0]! : Schema.Union(schemas)
   return fromImpl(
     combined(
       `choice(${[...branches].map(([k, t]) => `${k}: ${t.name}`).join(", ")})`,

@@ -225,6 +225,21 @@ describe("Tool", () => {
       }).pipe(grant0)
     )
 
+    it("all over struct inputs takes every field of every branch", () => {
+      const byPath = Tool.fromFunction({
+        name: "byPath",
+        input: Schema.Struct({ path: Schema.String }),
+        f: (i: { readonly path: string }) => i.path
+      })
+      const byLimit = Tool.fromFunction({
+        name: "byLimit",
+        input: Schema.Struct({ path: Schema.String, limit: Schema.Number }),
+        f: (i: { readonly path: string; readonly limit: number }) => i.limit
+      })
+      const input = Boundary.jsonSchemas(Tool.all({ byPath, byLimit })).input as { readonly required: Array<string> }
+      assert.deepStrictEqual([...input.required].sort(), ["limit", "path"])
+    })
+
     it.effect("all over a tuple keeps the tuple shape", () =>
       Effect.gen(function* () {
         assert.deepStrictEqual(yield* Tool.all([inc, double]).run(3), [4, 6])
