@@ -45,6 +45,23 @@ import { EMPTY_TREE, parseRevision } from "./revision.ts"
 import { shapeStatus } from "./statusShape.ts"
 import { Tokenizer, text } from "./tokens.ts"
 
+/** What every `git log` here starts with: machine-readable records, and no external diff, textconv or signature program. */
+const LOG_ARGS = [
+  "log",
+  LOG_FORMAT,
+  "-z",
+  "--raw",
+  "--numstat",
+  "--no-color",
+  "--no-show-signature",
+  "--no-ext-diff",
+  "--no-textconv",
+  "--diff-merges=first-parent",
+  "--find-renames",
+  "--ignore-submodules=all",
+  "--no-abbrev"
+] as const
+
 interface Run {
   readonly code: number
   readonly stdout: Uint8Array
@@ -383,20 +400,8 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
         const [major, minor] = yield* gitVersion(repo)
         const sinceFlag = major > 2 || (major === 2 && minor >= 37) ? "--since-as-filter" : "--since"
         const args = [
-          "log",
-          LOG_FORMAT,
-          "-z",
-          "--raw",
-          "--numstat",
-          "--no-color",
-          "--no-show-signature",
-          "--no-ext-diff",
-          "--no-textconv",
-          "--diff-merges=first-parent",
+          ...LOG_ARGS,
           "--full-diff",
-          "--find-renames",
-          "--ignore-submodules=all",
-          "--no-abbrev",
           `--max-count=${query.limit + 1}`,
           ...(query.since === undefined ? [] : [`${sinceFlag}=@${query.since}`]),
           ...(query.until === undefined ? [] : [`--until=@${query.until}`]),
@@ -533,19 +538,7 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
         const rev = (yield* parseRevision(query.rev)).text
         const inline = query.includeDiff && query.paths.length === 0
         const args = [
-          "log",
-          LOG_FORMAT,
-          "-z",
-          "--raw",
-          "--numstat",
-          "--no-color",
-          "--no-show-signature",
-          "--no-ext-diff",
-          "--no-textconv",
-          "--diff-merges=first-parent",
-          "--find-renames",
-          "--ignore-submodules=all",
-          "--no-abbrev",
+          ...LOG_ARGS,
           "--max-count=1",
           "--no-walk",
           ...(inline ? diffFlags(query) : []),
