@@ -65,6 +65,7 @@ const bench: Bench = {
       rows.push(row(`N=${n} effectful steps vs Effect.flatMap`, baseNs / n, effNs / n, "ns/step", { target: "≤ 1.3" }))
       rows.push(row(`N=${n} pure steps vs async functions`, asyncNs / n, pureNs / n, "ns/step"))
       if (n <= 1_000) {
+        // RunnableSequence.from types its argument as a [first, ...middle, last] tuple; n same-typed steps are one.
         const seq = RunnableSequence.from(
           Array.from({ length: n }, () => RunnableLambda.from(step)) as unknown as [
             RunnableLambda<number, number>,

@@ -9,16 +9,23 @@ import { execFileSync } from "node:child_process"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
+import { Schema } from "effect"
 import { hasGit, onlyJson, repository, ugent, workspace } from "./fixture.ts"
 
-interface Outcome {
-  readonly ok: boolean
-  readonly result?: Record<string, unknown>
-  readonly error?: { readonly _tag: string; readonly message: string; readonly [k: string]: unknown }
-  readonly path?: string
-}
+// The `--json` contract, decoded rather than cast: an output of another shape fails the test.
+const Outcome = Schema.Struct({
+  ok: Schema.Boolean,
+  result: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown)),
+  error: Schema.optionalKey(
+    Schema.StructWithRest(Schema.Struct({ _tag: Schema.String, message: Schema.String }), [
+      Schema.Record(Schema.String, Schema.Unknown)
+    ])
+  ),
+  path: Schema.optionalKey(Schema.String)
+})
+const Outcomes = Schema.Struct({ outcomes: Schema.Array(Outcome) })
 
-const outcome = (run: Parameters<typeof onlyJson>[0]) => onlyJson(run) as unknown as Outcome
+const outcome = (run: Parameters<typeof onlyJson>[0]) => Schema.decodeUnknownSync(Outcome)(onlyJson(run))
 
 const recipe = (root: string, json: unknown) => {
   const file = join(root, "recipe.json")
@@ -315,7 +322,7 @@ describe("ugent", () => {
       const line = "EXECUTE: world.tools.file.read --path=a.txt"
       const run = await ugent(["exec", "--json"], { cwd: root, stdin: [line, line, line].join("\n") })
       assert.strictEqual(run.code, 1)
-      const { outcomes } = onlyJson(run) as unknown as { outcomes: Array<Outcome> }
+      const { outcomes } = Schema.decodeUnknownSync(Outcomes)(onlyJson(run))
       assert.deepStrictEqual(
         outcomes.map((o) => (o.ok ? "ok" : o.error?._tag)),
         ["ok", "ok", "LoopDetected"]
@@ -330,7 +337,7 @@ describe("ugent", () => {
       ].join("\n")
       const run = await ugent(["exec", "--text", text, "--json"], { cwd: root })
       assert.strictEqual(run.code, 1)
-      const { outcomes } = onlyJson(run) as unknown as { outcomes: Array<Outcome> }
+      const { outcomes } = Schema.decodeUnknownSync(Outcomes)(onlyJson(run))
       assert.deepStrictEqual(
         outcomes.map((o) => (o.ok ? "ok" : o.error?._tag)),
         ["TrustDenied", "ok"]

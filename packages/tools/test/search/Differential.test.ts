@@ -226,7 +226,7 @@ const generatedInputs = (seed: number): ReadonlyArray<Grep.Input> => {
     "ß"
   ]
   return Array.from({ length: 25 }, () => {
-    const input: Record<string, unknown> = { pattern: g.pick(pool) }
+    const input: { -readonly [K in keyof Grep.Input]: Grep.Input[K] } = { pattern: g.pick(pool) }
     const mode = g.pick(["files", "content", "count"] as const)
     if (mode !== "files" || g.next() < 0.5) input.outputMode = mode
     if (g.next() < 0.3) input.caseSensitive = g.next() < 0.5
@@ -236,7 +236,7 @@ const generatedInputs = (seed: number): ReadonlyArray<Grep.Input> => {
     if (g.next() < 0.2) input.glob = g.pick(["*.ts", "!*.md", "src/**", "*.{ts,txt}", "**/a/**", "[a-c].*"])
     if (g.next() < 0.15) input.type = g.pick(["ts", "md", "txt", "js"])
     if (g.next() < 0.15) input.path = g.pick(["src", "lib", "a", "deep", "c.txt"])
-    return input as unknown as Grep.Input
+    return input
   })
 }
 

@@ -80,6 +80,7 @@ export const makeConnection = (
   const values = (statement: StatementSync, params: ReadonlyArray<unknown>) => {
     statement.setReturnArrays(true)
     try {
+      // node:sqlite types `all()` as objects whatever `setReturnArrays` says; with it on, each row is an array.
       return statement.all(...toInputs(params)) as unknown as ReadonlyArray<ReadonlyArray<unknown>>
     } finally {
       statement.setReturnArrays(false)
