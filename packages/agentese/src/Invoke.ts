@@ -44,6 +44,7 @@ export class PolicyDenied extends Schema.TaggedError<PolicyDenied>()("PolicyDeni
   path: Schema.String,
   reason: Schema.String
 }) {
+  static readonly kind: ToolError.Kind = "denied"
   override get message(): string {
     return `${this.path} is not available to you: ${this.reason}. Use only the paths you are offered (list them).`
   }
@@ -60,6 +61,7 @@ export class LoopDetected extends Schema.TaggedError<LoopDetected>()("LoopDetect
   count: Schema.Int,
   windowMillis: Schema.Int
 }) {
+  static readonly kind: ToolError.Kind = "rate_limited"
   override get message(): string {
     return `The same call to ${this.path} with the same input was made ${this.count} times within ${this.windowMillis / 1000} s; it is refused to stop a loop. Use the result you already have, or change the input.`
   }
@@ -75,6 +77,7 @@ export class TooManyCalls extends Schema.TaggedError<TooManyCalls>()("TooManyCal
   path: Schema.String,
   max: Schema.Int
 }) {
+  static readonly kind: ToolError.Kind = "rate_limited"
   override get message(): string {
     return `${this.path} was not called: one response may make at most ${this.max} calls. Make the most important calls first, then continue in the next response.`
   }
@@ -91,6 +94,7 @@ export class PipelineMismatch extends Schema.TaggedError<PipelineMismatch>()("Pi
   to: Schema.String,
   issues: Schema.String
 }) {
+  static readonly kind: ToolError.Kind = "invalid_input"
   override get message(): string {
     return `The output of ${this.from} does not fit the input of ${this.to}: ${this.issues.replace(/\s*\n\s*/g, " ")}. Describe both paths to compare their schemas, or add arguments to the second step.`
   }

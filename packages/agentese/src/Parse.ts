@@ -16,6 +16,7 @@
  *
  * @since 0.1.0
  */
+import type { ToolError } from "@ugent/core"
 import { Option, Schema } from "effect"
 import { fromProviderName, isPath } from "./Path.ts"
 
@@ -54,6 +55,7 @@ export class ParseError extends Schema.TaggedError<ParseError>()("ParseError", {
   problem: Schema.String,
   example: Schema.String
 }) {
+  static readonly kind: ToolError.Kind = "parse"
   override get message(): string {
     return `Could not parse ${JSON.stringify(this.text.length > 200 ? `${this.text.slice(0, 200)}…` : this.text)}: ${this.problem}. A correct call looks like: ${this.example}`
   }

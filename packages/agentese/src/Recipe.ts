@@ -9,6 +9,7 @@
  * @since 0.1.0
  */
 
+import type { ToolError } from "@ugent/core"
 import { readFile } from "node:fs/promises"
 import { Context, Effect, Layer, Schema } from "effect"
 import { matches } from "./Path.ts"
@@ -84,6 +85,7 @@ export class RecipeError extends Schema.TaggedError<RecipeError>()("RecipeError"
   file: Schema.String,
   issue: Schema.String
 }) {
+  static readonly kind: ToolError.Kind = "invalid_input"
   override get message(): string {
     return `The recipe ${this.file} is not valid: ${this.issue}. A recipe is JSON such as {"allow": ["world.tools.file.*"], "deny": ["world.tools.file.write"]}.`
   }

@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { Boundary, type Observer, type Trust } from "@ugent/core"
+import { Boundary, type Observer, type ToolError, type Trust } from "@ugent/core"
 import type { JsonSchema } from "effect"
 import { Context, Effect, Layer, Schema } from "effect"
 import type { Entry, Node } from "./Node.ts"
@@ -22,6 +22,7 @@ export class UnknownPath extends Schema.TaggedError<UnknownPath>()("UnknownPath"
   path: Schema.String,
   suggestions: Schema.Array(Schema.String)
 }) {
+  static readonly kind: ToolError.Kind = "not_found"
   override get message(): string {
     const hint =
       this.suggestions.length > 0

@@ -16,6 +16,7 @@
  */
 import { createHash, createHmac, createSecretKey, type KeyObject, randomBytes, timingSafeEqual } from "node:crypto"
 import { Clock, Context, Effect, Layer, Option, Schema, SchemaIssue, SchemaTransformation } from "effect"
+import type { Kind } from "./ToolError.ts"
 
 declare const Brand: unique symbol
 
@@ -382,6 +383,7 @@ export class ProofRejected extends Schema.TaggedError<ProofRejected>()("ProofRej
     "partial"
   ])
 }) {
+  static readonly kind: Kind = "conflict"
   override get message(): string {
     const p = this.path
     const messages: Record<typeof this.reason, string> = {

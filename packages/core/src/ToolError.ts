@@ -20,6 +20,95 @@ import { levelName, type TrustLevel } from "./internal/level.ts"
 export const TrustLevelSchema = Schema.Literals([0, 1, 2, 3])
 
 /**
+ * What kind of failure an error is, declared on its class (a static `kind`)
+ * so every projection maps it the same way, without matching tag strings:
+ *
+ * | kind | meaning | HTTP | counts against a circuit breaker |
+ * |---|---|---|---|
+ * | `invalid_input` | the request cannot be applied as given | 400 | no |
+ * | `parse` | model text or a pipeline did not parse | 400 | no |
+ * | `denied` | a policy, trust level, approval or jail refused it | 403 | no |
+ * | `not_found` | the thing named does not exist | 404 | no |
+ * | `conflict` | the world is not as the caller assumed (a stale proof) | 409 | no |
+ * | `rate_limited` | too many calls, or a loop | 429 | no |
+ * | `failed` | the tool ran and failed on its own terms | 422 | yes |
+ * | `unavailable` | a dependency is down or a circuit open | 503 | yes |
+ * | `timeout` | the call ran out of time | 504 | yes |
+ *
+ * An error without a `kind` is `failed`.
+ *
+ * @category kinds
+ * @since 0.2.0
+ */
+export type Kind =
+  | "invalid_input"
+  | "parse"
+  | "denied"
+  | "not_found"
+  | "conflict"
+  | "rate_limited"
+  | "failed"
+  | "unavailable"
+  | "timeout"
+
+/**
+ * The schema of a {@link Kind}.
+ *
+ * @category kinds
+ * @since 0.2.0
+ */
+export const KindSchema = Schema.Literals([
+  "invalid_input",
+  "parse",
+  "denied",
+  "not_found",
+  "conflict",
+  "rate_limited",
+  "failed",
+  "unavailable",
+  "timeout"
+])
+
+const kinds: ReadonlySet<string> = new Set(KindSchema.literals)
+
+/**
+ * The kind of any failure value: its class's `kind`, else `failed`.
+ *
+ * **Example** (Kinds live on the class)
+ * ```ts
+ * import { ToolError } from "@ugent/core"
+ * console.log(ToolError.kindOf(new ToolError.TrustDenied({ tool: "file.write", required: 1, actual: 0 })))
+ * // => denied
+ * console.log(ToolError.kindOf(new Error("boom")))
+ * // => failed
+ * ```
+ *
+ * @category kinds
+ * @since 0.2.0
+ */
+export const kindOf = (error: unknown): Kind => {
+  if (Predicate.isObject(error)) {
+    const kind = (error.constructor as { readonly kind?: unknown } | undefined)?.kind
+    if (typeof kind === "string" && kinds.has(kind)) return kind as Kind
+  }
+  if (Cause.isTimeoutError(error)) return "timeout"
+  return "failed"
+}
+
+/**
+ * Whether a failure is the tool's own fault (`failed`, `unavailable`,
+ * `timeout`), as opposed to a caller's mistake or a refusal. Circuit breakers
+ * count only these.
+ *
+ * @category kinds
+ * @since 0.2.0
+ */
+export const isToolFault = (error: unknown): boolean => {
+  const kind = kindOf(error)
+  return kind === "failed" || kind === "unavailable" || kind === "timeout"
+}
+
+/**
  * The input did not decode against the tool's input schema.
  *
  * **Example** (Reading the message)
@@ -37,6 +126,7 @@ export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInp
   tool: Schema.String,
   issues: Schema.String
 }) {
+  static readonly kind: Kind = "invalid_input"
   override get message(): string {
     return `Invalid input for ${this.tool}: ${oneLine(this.issues)}. Check the input against the tool's input schema (describe the tool to see it) and call again.`
   }
@@ -54,6 +144,7 @@ export class TrustDenied extends Schema.TaggedError<TrustDenied>()("TrustDenied"
   actual: TrustLevelSchema,
   reason: Schema.optionalKey(Schema.String)
 }) {
+  static readonly kind: Kind = "denied"
   override get message(): string {
     const why = this.reason === undefined ? "" : ` (${this.reason})`
     return `${this.tool} needs trust ${levelName(this.required)}${why}, but the caller has ${levelName(this.actual as TrustLevel)}. Use a read-only alternative, or ask the operator to raise the caller's trust level.`
@@ -72,6 +163,7 @@ export class ApprovalDenied extends Schema.TaggedError<ApprovalDenied>()("Approv
   reason: Schema.Literals(["denied", "timeout", "no-approver"]),
   timeoutMillis: Schema.optionalKey(Schema.Int)
 }) {
+  static readonly kind: Kind = "denied"
   override get message(): string {
     const messages: Record<typeof this.reason, string> = {
       denied: `${this.tool} was not approved: the reviewer refused this call. Do not retry it as is; explain what you want to do, or choose another approach.`,
@@ -94,6 +186,7 @@ export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", {
   rule: Schema.String,
   detail: Schema.String
 }) {
+  static readonly kind: Kind = "denied"
   override get message(): string {
     return `${this.tool} refused: ${this.detail} (rule "${this.rule}"). No trust level allows this; choose another target.`
   }
@@ -205,29 +298,20 @@ export const toJson = (error: unknown, encoded?: unknown): FailureJson => {
 
 /**
  * Whether a failure may succeed if the same call is tried again: errors say
- * so with a `retryable: true` field. Trust, approval, policy and input errors
- * never are, whatever they say.
+ * so with a `retryable: true` field. Refusals and caller mistakes (kinds
+ * `invalid_input`, `parse`, `denied`, `not_found`, `rate_limited`) never are,
+ * whatever they say.
  *
  * @category retrying
  * @since 0.1.0
  */
 export const isRetryable = (error: unknown): boolean => {
   if (!Predicate.isObject(error)) return false
-  const tag = (error as { readonly _tag?: unknown })._tag
-  if (typeof tag === "string" && neverRetried.has(tag)) return false
+  if (neverRetried.has(kindOf(error))) return false
   return (error as { readonly retryable?: unknown }).retryable === true
 }
 
-const neverRetried = new Set([
-  "InvalidInput",
-  "TrustDenied",
-  "ApprovalDenied",
-  "Forbidden",
-  "CircuitOpen",
-  "ProofRejected",
-  "RateLimited",
-  "PolicyDenied"
-])
+const neverRetried: ReadonlySet<Kind> = new Set(["invalid_input", "parse", "denied", "not_found", "rate_limited"])
 
 /**
  * The delay a server asked for before the next try (a `retryAfterMillis`

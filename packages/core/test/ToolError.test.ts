@@ -29,14 +29,46 @@ describe("ToolError", () => {
     assert.strictEqual(json._tag, "TrustDenied")
   })
 
-  it("isRetryable: only errors that say so, and never policy errors", () => {
+  it("isRetryable: only errors that say so, and never refusals or caller mistakes", () => {
+    class Refusal extends Schema.TaggedError<Refusal>()("Refusal", { retryable: Schema.Boolean }) {
+      static readonly kind: ToolError.Kind = "denied"
+    }
     assert.isTrue(ToolError.isRetryable({ _tag: "Unavailable", retryable: true }))
     assert.isFalse(ToolError.isRetryable({ _tag: "Unavailable" }))
-    assert.isFalse(ToolError.isRetryable({ _tag: "TrustDenied", retryable: true }))
-    assert.isFalse(ToolError.isRetryable({ _tag: "CircuitOpen", retryable: true }))
+    assert.isFalse(ToolError.isRetryable(new Refusal({ retryable: true })))
+    assert.isFalse(ToolError.isRetryable(new ToolError.TrustDenied({ tool: "t", required: 1, actual: 0 })))
     assert.isFalse(ToolError.isRetryable("boom"))
     assert.strictEqual(ToolError.retryAfterMillis({ retryAfterMillis: 1500 }), 1500)
     assert.strictEqual(ToolError.retryAfterMillis({ retryAfterMillis: -1 }), undefined)
+  })
+})
+
+describe("ToolError kinds", () => {
+  it("a kind lives on the error's class; an error without one is failed", () => {
+    assert.strictEqual(ToolError.kindOf(new ToolError.InvalidInput({ tool: "t", issues: "x" })), "invalid_input")
+    assert.strictEqual(ToolError.kindOf(new ToolError.TrustDenied({ tool: "t", required: 1, actual: 0 })), "denied")
+    assert.strictEqual(ToolError.kindOf(new ToolError.ApprovalDenied({ tool: "t", reason: "denied" })), "denied")
+    assert.strictEqual(ToolError.kindOf(new ToolError.Forbidden({ tool: "t", rule: "r", detail: "d" })), "denied")
+    assert.strictEqual(ToolError.kindOf(new Error("boom")), "failed")
+    assert.strictEqual(ToolError.kindOf({ _tag: "TrustDenied" }), "failed")
+    assert.strictEqual(ToolError.kindOf("boom"), "failed")
+  })
+
+  it("a field named kind does not decide the failure's kind", () => {
+    class Odd extends Schema.TaggedError<Odd>()("Odd", { kind: Schema.String }) {
+      static readonly kind: ToolError.Kind = "not_found"
+    }
+    assert.strictEqual(ToolError.kindOf(new Odd({ kind: "timeout" })), "not_found")
+  })
+
+  it("isToolFault: only failed, unavailable and timeout count against a tool", () => {
+    class Down extends Schema.TaggedError<Down>()("Down", {}) {
+      static readonly kind: ToolError.Kind = "unavailable"
+    }
+    assert.isTrue(ToolError.isToolFault(new Error("boom")))
+    assert.isTrue(ToolError.isToolFault(new Down()))
+    assert.isFalse(ToolError.isToolFault(new ToolError.InvalidInput({ tool: "t", issues: "x" })))
+    assert.isFalse(ToolError.isToolFault(new ToolError.TrustDenied({ tool: "t", required: 1, actual: 0 })))
   })
 })
 

@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import { Tool } from "@ugent/core"
+import { Tool, type ToolError } from "@ugent/core"
 import { Cause, Duration, Effect, Exit, Predicate, type Schedule, Schema, Scope } from "effect"
 import { dual } from "effect/Function"
 import { CircuitBreaker as Breaker } from "effect/persistence"
@@ -37,6 +37,7 @@ export class CircuitOpen extends Schema.TaggedError<CircuitOpen>()("CircuitOpen"
   state: Schema.Literals(["open", "half-open", "unavailable"]),
   retryAfterMillis: Schema.Number
 }) {
+  static readonly kind: ToolError.Kind = "unavailable"
   override get message(): string {
     const seconds = Math.max(1, Math.ceil(this.retryAfterMillis / 1000))
     const messages: Record<typeof this.state, string> = {

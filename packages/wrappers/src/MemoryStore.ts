@@ -9,6 +9,7 @@
  *
  * @since 0.1.0
  */
+import type { ToolError } from "@ugent/core"
 import { Context, Effect, Layer, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
 import { countLines, sliceChars, sliceLines } from "./internal/memoryText.ts"
@@ -142,6 +143,7 @@ export interface PutInput {
  * @since 0.1.0
  */
 export class MemoryNotFound extends Schema.TaggedError<MemoryNotFound>()("MemoryNotFound", { id: Schema.String }) {
+  static readonly kind: ToolError.Kind = "not_found"
   override get message(): string {
     return `No working-memory entry with id ${this.id}: it was never stored or has been deleted. List the memory to see the ids that are kept.`
   }

@@ -18,7 +18,7 @@
  *
  * @since 0.1.0
  */
-import { Observer, Tool } from "@ugent/core"
+import { Observer, Tool, type ToolError } from "@ugent/core"
 import { Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { dual } from "effect/Function"
 import { RateLimiter } from "effect/persistence"
@@ -101,6 +101,7 @@ export class RateLimitedError extends Schema.TaggedError<RateLimitedError>()("Ra
   windowMillis: Schema.Number,
   retryAfterMillis: Schema.Number
 }) {
+  static readonly kind: ToolError.Kind = "rate_limited"
   override get message(): string {
     const scope = this.scope === "global" ? "global" : `per-${this.scope}`
     const wait = Math.max(1, Math.ceil(this.retryAfterMillis / 1000))

@@ -22,7 +22,7 @@
  */
 import { realpathSync } from "node:fs"
 import * as NodePath from "node:path"
-import { Tool } from "@ugent/core"
+import { Tool, type ToolError } from "@ugent/core"
 import { Context, Duration, Effect, Option, Predicate, Schema } from "effect"
 import { dual } from "effect/Function"
 import { optionEncoder } from "./internal/jsonValue.ts"
@@ -246,6 +246,7 @@ export class CommandDenied extends Schema.TaggedError<CommandDenied>()("CommandD
   rule: Schema.String,
   detail: Schema.String
 }) {
+  static readonly kind: ToolError.Kind = "denied"
   override get message(): string {
     return `${this.tool} refused the command: ${this.detail} (in "${this.subcommand}", rule ${this.rule}). Nothing was run. Use allowed programs without this pattern, or ask the user to run it.`
   }
@@ -264,6 +265,7 @@ export class OutsideWorkspace extends Schema.TaggedError<OutsideWorkspace>()("Ou
   root: Schema.String,
   reason: Schema.Literals(["outside", "missing"])
 }) {
+  static readonly kind: ToolError.Kind = "denied"
   override get message(): string {
     return this.reason === "outside"
       ? `${this.tool} refused the working directory ${this.cwd}: it is outside the workspace ${this.root}. Use a directory inside the workspace (a relative path is resolved against its root).`
@@ -283,6 +285,7 @@ export class OutputTooLarge extends Schema.TaggedError<OutputTooLarge>()("Output
   chars: Schema.Number,
   limit: Schema.Number
 }) {
+  static readonly kind: ToolError.Kind = "failed"
   override get message(): string {
     return `${this.tool} produced ${this.chars} characters of output, over the limit of ${this.limit}. Narrow the call (pipe through head or grep, a smaller path, fewer files) and try again.`
   }

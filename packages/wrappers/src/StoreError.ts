@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import type { ToolError } from "@ugent/core"
 import { Schema } from "effect"
 
 /**
@@ -42,6 +43,7 @@ export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
   detail: Schema.String,
   cause: Schema.optionalKey(Schema.Defect())
 }) {
+  static readonly kind: ToolError.Kind = "unavailable"
   override get message(): string {
     return `The ${this.store} store could not ${this.operation}: ${this.detail}. Check that the database is reachable and writable, then try again.`
   }

@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { Tool } from "@ugent/core"
+import { Tool, type ToolError } from "@ugent/core"
 import { Duration, Effect, Schema } from "effect"
 import { dual } from "effect/Function"
 
@@ -31,6 +31,7 @@ export class TimedOut extends Schema.TaggedError<TimedOut>()("TimedOut", {
   timeoutMillis: Schema.Number,
   retryable: Schema.Boolean
 }) {
+  static readonly kind: ToolError.Kind = "timeout"
   override get message(): string {
     return `${this.tool} did not finish within ${this.timeoutMillis} ms and was stopped. Narrow the call (a smaller path, a tighter pattern, fewer files) or give it a longer timeout.`
   }

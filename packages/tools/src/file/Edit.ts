@@ -102,6 +102,7 @@ export class EditFailed extends Schema.TaggedError<EditFailed>()("EditFailed", {
   matches: Schema.Int,
   hint: Schema.optionalKey(Schema.String)
 }) {
+  static readonly kind: ToolError.Kind = "conflict"
   override get message(): string {
     const which = this.of > 1 ? `Edit ${this.edit} of ${this.of}` : "The edit"
     const none = " No edit was applied."

@@ -31,6 +31,7 @@ export class NotARepository extends Schema.TaggedError<NotARepository>()("NotARe
   path: Schema.String,
   reason: Schema.Literals(["no-git-dir", "git-dir-outside", "unreadable"])
 }) {
+  static readonly kind: ToolError.Kind = "not_found"
   override get message(): string {
     const why: Record<typeof this.reason, string> = {
       "no-git-dir": "there is no .git there",
@@ -53,6 +54,7 @@ export class UnknownRevision extends Schema.TaggedError<UnknownRevision>()("Unkn
   revision: Schema.String,
   reason: Schema.Literals(["unknown", "ambiguous", "no-commits"])
 }) {
+  static readonly kind: ToolError.Kind = "not_found"
   override get message(): string {
     switch (this.reason) {
       case "no-commits":
@@ -85,6 +87,7 @@ export class InvalidRevision extends Schema.TaggedError<InvalidRevision>()("Inva
   revision: Schema.String,
   reason: Schema.Literals(["option-like", "syntax"])
 }) {
+  static readonly kind: ToolError.Kind = "invalid_input"
   override get message(): string {
     const shown = JSON.stringify(this.revision).slice(1, -1)
     const why =
@@ -107,6 +110,7 @@ export class PathNotInRepository extends Schema.TaggedError<PathNotInRepository>
   reason: Schema.Literals(["outside", "not-tracked", "not-in-revision", "not-a-file"]),
   revision: Schema.optionalKey(Schema.String)
 }) {
+  static readonly kind: ToolError.Kind = "not_found"
   override get message(): string {
     const p = JSON.stringify(this.path).slice(1, -1)
     switch (this.reason) {
@@ -133,6 +137,7 @@ export class GitFailed extends Schema.TaggedError<GitFailed>()("GitFailed", {
   operation: Schema.String,
   detail: Schema.String
 }) {
+  static readonly kind: ToolError.Kind = "failed"
   override get message(): string {
     return `git ${this.operation} failed: ${this.detail}. Check that the repository is not damaged (for example with git.status); if the problem persists, report it to the operator.`
   }

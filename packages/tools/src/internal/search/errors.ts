@@ -5,6 +5,7 @@
  *
  * @internal
  */
+import type { ToolError } from "@ugent/core"
 import { Schema } from "effect"
 
 const shown = (s: string): string =>
@@ -25,6 +26,7 @@ export class InvalidPattern extends Schema.TaggedError<InvalidPattern>()("Invali
   engine: Schema.Literals(["re2js", "ripgrep"]),
   detail: Schema.String
 }) {
+  static readonly kind: ToolError.Kind = "invalid_input"
   override get message(): string {
     const p = JSON.stringify(shown(this.pattern))
     if (this.reason === "nul-byte") {
@@ -50,6 +52,7 @@ export class InvalidGlob extends Schema.TaggedError<InvalidGlob>()("InvalidGlob"
   glob: Schema.String,
   detail: Schema.String
 }) {
+  static readonly kind: ToolError.Kind = "invalid_input"
   override get message(): string {
     return `Invalid glob ${JSON.stringify(shown(this.glob))}: ${this.detail}. Use a glob such as "*.ts", "src/**/*.ts", "*.{ts,tsx}" or "!*.test.ts" (a leading ! excludes).`
   }
@@ -65,6 +68,7 @@ export class UnknownFileType extends Schema.TaggedError<UnknownFileType>()("Unkn
   type: Schema.String,
   known: Schema.Array(Schema.String)
 }) {
+  static readonly kind: ToolError.Kind = "invalid_input"
   override get message(): string {
     return `Unknown file type ${JSON.stringify(shown(this.type))}. Known types: ${this.known.join(", ")}. Or filter by file name with glob (e.g. "*.ext").`
   }
@@ -79,6 +83,7 @@ export class UnknownFileType extends Schema.TaggedError<UnknownFileType>()("Unkn
 export class EngineUnavailable extends Schema.TaggedError<EngineUnavailable>()("EngineUnavailable", {
   engine: Schema.Literal("ripgrep")
 }) {
+  static readonly kind: ToolError.Kind = "unavailable"
   override get message(): string {
     return `search.grep is configured to use ripgrep, but no rg executable is on PATH. Install ripgrep, or configure the engine as "auto" or "typescript" (both engines return the same results).`
   }
@@ -96,6 +101,7 @@ export class SearchFailed extends Schema.TaggedError<SearchFailed>()("SearchFail
   detail: Schema.String,
   retryable: Schema.Boolean
 }) {
+  static readonly kind: ToolError.Kind = "failed"
   override get message(): string {
     return `The search could not complete (${this.engine}: ${this.detail}). Try again; if it keeps failing, search a smaller path.`
   }

@@ -5,6 +5,7 @@
  *
  * @internal
  */
+import type { ToolError } from "@ugent/core"
 import { Schema } from "effect"
 
 /** A path as it may be shown in a message: control characters escaped, so a NUL byte is visible. */
@@ -23,6 +24,7 @@ export class InvalidPath extends Schema.TaggedError<InvalidPath>()("InvalidPath"
   path: Schema.String,
   reason: Schema.Literals(["nul-byte", "empty", "symlink-loop", "too-long", "dangling-symlink"])
 }) {
+  static readonly kind: ToolError.Kind = "invalid_input"
   override get message(): string {
     const p = shown(this.path)
     const messages: Record<typeof this.reason, string> = {
@@ -47,6 +49,7 @@ export class OutsideWorkspace extends Schema.TaggedError<OutsideWorkspace>()("Ou
   path: Schema.String,
   reason: Schema.Literals(["outside", "symlink-target", "parent"])
 }) {
+  static readonly kind: ToolError.Kind = "denied"
   override get message(): string {
     const p = shown(this.path)
     const messages: Record<typeof this.reason, string> = {
@@ -71,6 +74,7 @@ export class BlockedPath extends Schema.TaggedError<BlockedPath>()("BlockedPath"
   rule: Schema.String,
   via: Schema.Literals(["path", "link", "target"])
 }) {
+  static readonly kind: ToolError.Kind = "denied"
   override get message(): string {
     const how =
       this.via === "path" ? "" : this.via === "link" ? " through a symbolic link's name" : " through a link's target"
@@ -88,6 +92,7 @@ export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
   path: Schema.String,
   expected: Schema.Literals(["file", "directory", "any"])
 }) {
+  static readonly kind: ToolError.Kind = "not_found"
   override get message(): string {
     const what = this.expected === "directory" ? "Directory" : this.expected === "file" ? "File" : "Path"
     return `${what} not found: ${shown(this.path)}. Check the path with file.list or file.glob.`
@@ -128,6 +133,7 @@ export class NotAFile extends Schema.TaggedError<NotAFile>()("NotAFile", {
   path: Schema.String,
   kind: FileKind
 }) {
+  static readonly kind: ToolError.Kind = "invalid_input"
   override get message(): string {
     const p = shown(this.path)
     if (this.kind === "directory") {
@@ -147,6 +153,7 @@ export class NotADirectory extends Schema.TaggedError<NotADirectory>()("NotADire
   path: Schema.String,
   kind: FileKind
 }) {
+  static readonly kind: ToolError.Kind = "invalid_input"
   override get message(): string {
     const p = shown(this.path)
     return this.kind === "file"
@@ -167,6 +174,7 @@ export class BinaryFile extends Schema.TaggedError<BinaryFile>()("BinaryFile", {
   size: Schema.Number,
   reason: Schema.Literals(["nul-byte", "invalid-utf8"])
 }) {
+  static readonly kind: ToolError.Kind = "invalid_input"
   override get message(): string {
     const why = this.reason === "nul-byte" ? "it contains NUL bytes" : "it is not valid UTF-8"
     return `${shown(this.path)} looks like a binary file (${why}); file tools show and edit UTF-8 text only. Choose a text file, or inspect it with another tool.`
@@ -186,6 +194,7 @@ export class FileTooLarge extends Schema.TaggedError<FileTooLarge>()("FileTooLar
   size: Schema.Number,
   limit: Schema.Number
 }) {
+  static readonly kind: ToolError.Kind = "invalid_input"
   override get message(): string {
     return `${shown(this.path)} is too large: at least ${this.size} bytes, over the limit of ${this.limit} bytes. Search it with search.grep for the part you need instead of reading it whole.`
   }
@@ -200,6 +209,7 @@ export class FileTooLarge extends Schema.TaggedError<FileTooLarge>()("FileTooLar
 export class AlreadyExists extends Schema.TaggedError<AlreadyExists>()("AlreadyExists", {
   path: Schema.String
 }) {
+  static readonly kind: ToolError.Kind = "conflict"
   override get message(): string {
     return `${shown(this.path)} already exists. To replace it, read it with file.read and pass the proof it returns to file.write; to change part of it, use file.edit.`
   }
@@ -217,6 +227,7 @@ export class ConcurrentChange extends Schema.TaggedError<ConcurrentChange>()("Co
   path: Schema.String,
   retryable: Schema.Boolean
 }) {
+  static readonly kind: ToolError.Kind = "conflict"
   override get message(): string {
     return `${shown(this.path)} changed while it was being opened (replaced, moved or turned into a link), so nothing was done. Try again; if it keeps happening, something else is modifying the workspace.`
   }
@@ -235,6 +246,7 @@ export class FileSystemError extends Schema.TaggedError<FileSystemError>()("File
   code: Schema.String,
   retryable: Schema.Boolean
 }) {
+  static readonly kind: ToolError.Kind = "failed"
   override get message(): string {
     const texts: Record<string, string> = {
       EACCES: "permission denied. Choose a file the agent may access",
