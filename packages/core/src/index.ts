@@ -10,6 +10,8 @@
 export * as Boundary from "./Boundary.ts"
 /** @since 0.1.0 */
 export * as Changes from "./Changes.ts"
+/** @since 0.2.0 */
+export * as Family from "./Family.ts"
 /** @since 0.1.0 */
 export * as Observer from "./Observer.ts"
 /** @since 0.1.0 */

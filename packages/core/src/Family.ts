@@ -1,0 +1,147 @@
+/**
+ * A `Family` is a group of tools served together under one path prefix
+ * (`world.tools` + `file.read` = `world.tools.file.read`), with the layer
+ * that builds the services its tools need. A tool folder exports its family;
+ * a server registers it with one line. Building a family closes every tool
+ * over its services, so what a server holds needs nothing but the caller's
+ * trust capabilities. A family may decide at build time which tools it offers
+ * (a shell tool is not offered where no sandbox exists).
+ *
+ * @since 0.2.0
+ */
+import { Context, Effect, Layer, type Scope } from "effect"
+import type * as Trust from "./Trust.ts"
+import * as Tool from "./Tool.ts"
+
+/**
+ * A tool closed over its services: it needs only trust capabilities.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type Closed = Tool.Tool<unknown, unknown, unknown, Trust.Capability>
+
+/**
+ * A family: its name, its path prefix, and how to build its tools. `R` is
+ * what the host must provide (a workspace, stores); `E` is how building can
+ * fail.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Family<out R = never, out E = never> {
+  /** A short name, for messages and listings (`"file"`, `"system"`). */
+  readonly name: string
+  /** The path prefix of every tool of the family (`"world.tools"`, `"self.tools"`). */
+  readonly prefix: string
+  /** Builds the family's tools, keyed by their name under the prefix, closed over their services. */
+  readonly build: Effect.Effect<Readonly<Record<string, Closed>>, E, R | Scope.Scope>
+}
+
+/**
+ * Any family.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+// biome-ignore lint/suspicious/noExplicitAny: a family of any requirement, as the registry holds them.
+export type Any = Family<any, any>
+
+/**
+ * What a family needs from its host.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type Requirements<F> = F extends Family<infer R, infer _E> ? R : never
+
+/**
+ * Closes a tool over a context: the tool runs with the captured services,
+ * under the call's own context (which wins on shared keys).
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const close = (tool: Tool.Any, captured: Context.Context<never>): Closed =>
+  Tool.wrap(
+    tool,
+    (run) => (a) =>
+      Effect.updateContext(
+        run(a),
+        // The captured context holds every service the tool needs but the capabilities, which the call brings;
+        // the record erased each tool's own R, so the merged context is typed as the erased R.
+        (outer: Context.Context<Trust.Capability>) => Context.merge(captured, outer) as Context.Context<unknown>
+      )
+  ) as Closed
+
+type ServicesOf<T extends Readonly<Record<string, Tool.Any>>> = Exclude<Tool.Requirements<T[keyof T]>, Trust.Capability>
+
+/**
+ * A family of a fixed record of tools, with an optional layer for their
+ * services. The host provides what the layer needs and what the tools need
+ * beyond the layer.
+ *
+ * **Example** (A family of one tool)
+ * ```ts
+ * import { Family, Tool } from "@ugent/core"
+ * import { Effect } from "effect"
+ * const upper = Tool.fromFunction({ name: "text.upper", f: (s: string) => s.toUpperCase() })
+ * const text = Family.make({ name: "text", prefix: "world.tools", tools: { "text.upper": upper } })
+ * const tools = Effect.runSync(Effect.scoped(text.build))
+ * console.log(Object.keys(tools))
+ * // => [ 'text.upper' ]
+ * ```
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const make = <
+  const T extends Readonly<Record<string, Tool.Any>>,
+  ROut = never,
+  E = never,
+  RIn = never
+>(options: {
+  readonly name: string
+  readonly prefix: string
+  readonly tools: T
+  readonly layer?: Layer.Layer<ROut, E, RIn> | undefined
+}): Family<RIn | Exclude<ServicesOf<T>, ROut>, E> =>
+  effect({
+    name: options.name,
+    prefix: options.prefix,
+    tools: Effect.succeed(options.tools),
+    ...(options.layer !== undefined ? { layer: options.layer } : {})
+  }) as Family<RIn | Exclude<ServicesOf<T>, ROut>, E>
+
+/**
+ * A family whose tools are chosen when it is built (a tool that cannot work
+ * on this machine is left out, so it is never offered).
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const effect = <
+  const T extends Readonly<Record<string, Tool.Any>>,
+  E1 = never,
+  R1 = never,
+  ROut = never,
+  E = never,
+  RIn = never
+>(options: {
+  readonly name: string
+  readonly prefix: string
+  readonly tools: Effect.Effect<T, E1, R1>
+  readonly layer?: Layer.Layer<ROut, E, RIn> | undefined
+}): Family<RIn | Exclude<R1 | ServicesOf<T>, ROut>, E | E1> => ({
+  name: options.name,
+  prefix: options.prefix,
+  build: Effect.gen(function* () {
+    const host = yield* Effect.context<never>()
+    const own = options.layer === undefined ? Context.empty() : yield* Layer.build(options.layer)
+    const captured = Context.merge(host, own as Context.Context<never>)
+    const tools = yield* Effect.provide(options.tools, captured as Context.Context<R1>)
+    const closed: Record<string, Closed> = {}
+    for (const [name, tool] of Object.entries(tools)) closed[name] = close(tool, captured)
+    return closed
+  }) as Effect.Effect<Readonly<Record<string, Closed>>, E | E1, RIn | Exclude<R1 | ServicesOf<T>, ROut> | Scope.Scope>
+})
