@@ -16,10 +16,29 @@ import { matches } from "./Path.ts"
 
 const Level = Schema.Literals([0, 1, 2, 3])
 
-const Limits = Schema.Struct({
-  perMinute: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))),
-  perHour: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)))
+const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+
+/**
+ * Rate limits of one scope: calls per minute and per hour (0 refuses every
+ * call), and a burst allowance above the per-minute limit.
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
+export const LimitsSchema = Schema.Struct({
+  perMinute: Schema.optionalKey(Count),
+  perHour: Schema.optionalKey(Count),
+  /** Calls allowed at once above `perMinute` (default 0). */
+  burst: Schema.optionalKey(Count)
 })
+
+/**
+ * @category models
+ * @since 0.2.0
+ */
+export type Limits = typeof LimitsSchema.Type
+
+const Limits = LimitsSchema
 
 /**
  * The schema of a recipe.
@@ -37,12 +56,30 @@ export const RecipeSchema = Schema.Struct({
   requireApproval: Schema.optionalKey(Schema.Array(Schema.String)),
   /** How many calls one model response may make (EXECUTE lines, tool_call blocks, pipeline steps). */
   maxCallsPerResponse: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))),
+  /** The profile whose defaults apply where this recipe says nothing: `local` (one agent) or `shared` (a room). */
+  profile: Schema.optionalKey(Schema.Literals(["local", "shared"])),
+  /** Rate limits over every caller and path. */
+  globalRateLimits: Schema.optionalKey(Limits),
   /** Rate limits of this caller, over all paths. */
   rateLimits: Schema.optionalKey(Limits),
-  /** Rate limits per path pattern. */
+  /** Rate limits of this caller per path pattern (the first matching pattern applies). */
   toolRateLimits: Schema.optionalKey(Schema.Record(Schema.String, Limits)),
   /** A minimum trust level per path pattern: raises the tool's own level, never lowers it. */
-  minTrust: Schema.optionalKey(Schema.Record(Schema.String, Level))
+  minTrust: Schema.optionalKey(Schema.Record(Schema.String, Level)),
+  /** Each call's time limit, in seconds. */
+  timeoutSeconds: Schema.optionalKey(Schema.Number.check(Schema.isGreaterThan(0), Schema.isLessThanOrEqualTo(3600))),
+  /** The loop detector: a call repeated `count` times with the same result and nothing written is refused; `false` turns it off. */
+  loop: Schema.optionalKey(
+    Schema.Union([
+      Schema.Literal(false),
+      Schema.Struct({
+        count: Schema.Int.check(Schema.isGreaterThanOrEqualTo(2)),
+        windowSeconds: Schema.Number.check(Schema.isGreaterThan(0))
+      })
+    ])
+  ),
+  /** The largest result a call returns, in estimated tokens (characters / 4); a larger one goes to working memory. */
+  resultBudgetTokens: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(100)))
 }).annotate({ title: "Recipe", description: "The policy of a room: what a caller may see and call." })
 
 /**
@@ -187,8 +224,8 @@ export const limitsFor = (
   recipe: Recipe,
   path: string
 ): {
-  readonly caller: { readonly perMinute?: number; readonly perHour?: number } | undefined
-  readonly tool: { readonly perMinute?: number; readonly perHour?: number } | undefined
+  readonly caller: Limits | undefined
+  readonly tool: Limits | undefined
 } => ({
   caller: recipe.rateLimits,
   tool: Object.entries(recipe.toolRateLimits ?? {}).find(([p]) => matches(p, path))?.[1]

@@ -22,6 +22,31 @@ import * as Tool from "./Tool.ts"
 export type Closed = Tool.Tool<unknown, unknown, unknown, Trust.Capability>
 
 /**
+ * How a result is told in a sentence when it is too large to return whole:
+ * `Read 120 lines from src/a.ts`, `Found 47 matches in 12 files`, and how to
+ * get the rest with the tool's own paging (`call again with offset 121`).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Presentation {
+  readonly summary: string
+  /** How to get the next part with the tool itself, if it pages. */
+  readonly next?: string | undefined
+}
+
+/**
+ * A built tool of a family, with how its results are told.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Member {
+  readonly tool: Closed
+  readonly present?: ((output: unknown, input: unknown) => Presentation) | undefined
+}
+
+/**
  * A family: its name, its path prefix, and how to build its tools. `R` is
  * what the host must provide (a workspace, stores); `E` is how building can
  * fail.
@@ -35,7 +60,7 @@ export interface Family<out R = never, out E = never> {
   /** The path prefix of every tool of the family (`"world.tools"`, `"self.tools"`). */
   readonly prefix: string
   /** Builds the family's tools, keyed by their name under the prefix, closed over their services. */
-  readonly build: Effect.Effect<Readonly<Record<string, Closed>>, E, R | Scope.Scope>
+  readonly build: Effect.Effect<Readonly<Record<string, Member>>, E, R | Scope.Scope>
 }
 
 /**
@@ -77,6 +102,17 @@ export const close = (tool: Tool.Any, captured: Context.Context<never>): Closed 
 type ServicesOf<T extends Readonly<Record<string, Tool.Any>>> = Exclude<Tool.Requirements<T[keyof T]>, Trust.Capability>
 
 /**
+ * How each tool of a record tells its results, typed by the tool's own input
+ * and output.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type Presenters<T extends Readonly<Record<string, Tool.Any>>> = {
+  readonly [K in keyof T]?: (output: Tool.Output<T[K]>, input: Tool.Input<T[K]>) => Presentation
+}
+
+/**
  * A family of a fixed record of tools, with an optional layer for their
  * services. The host provides what the layer needs and what the tools need
  * beyond the layer.
@@ -87,8 +123,8 @@ type ServicesOf<T extends Readonly<Record<string, Tool.Any>>> = Exclude<Tool.Req
  * import { Effect } from "effect"
  * const upper = Tool.fromFunction({ name: "text.upper", f: (s: string) => s.toUpperCase() })
  * const text = Family.make({ name: "text", prefix: "world.tools", tools: { "text.upper": upper } })
- * const tools = Effect.runSync(Effect.scoped(text.build))
- * console.log(Object.keys(tools))
+ * const members = Effect.runSync(Effect.scoped(text.build))
+ * console.log(Object.keys(members))
  * // => [ 'text.upper' ]
  * ```
  *
@@ -105,12 +141,14 @@ export const make = <
   readonly prefix: string
   readonly tools: T
   readonly layer?: Layer.Layer<ROut, E, RIn> | undefined
+  readonly present?: Presenters<T> | undefined
 }): Family<RIn | Exclude<ServicesOf<T>, ROut>, E> =>
   effect({
     name: options.name,
     prefix: options.prefix,
     tools: Effect.succeed(options.tools),
-    ...(options.layer !== undefined ? { layer: options.layer } : {})
+    ...(options.layer !== undefined ? { layer: options.layer } : {}),
+    ...(options.present !== undefined ? { present: options.present } : {})
   }) as Family<RIn | Exclude<ServicesOf<T>, ROut>, E>
 
 /**
@@ -132,6 +170,7 @@ export const effect = <
   readonly prefix: string
   readonly tools: Effect.Effect<T, E1, R1>
   readonly layer?: Layer.Layer<ROut, E, RIn> | undefined
+  readonly present?: Presenters<T> | undefined
 }): Family<RIn | Exclude<R1 | ServicesOf<T>, ROut>, E | E1> => ({
   name: options.name,
   prefix: options.prefix,
@@ -140,8 +179,13 @@ export const effect = <
     const own = options.layer === undefined ? Context.empty() : yield* Layer.build(options.layer)
     const captured = Context.merge(host, own as Context.Context<never>)
     const tools = yield* Effect.provide(options.tools, captured as Context.Context<R1>)
-    const closed: Record<string, Closed> = {}
-    for (const [name, tool] of Object.entries(tools)) closed[name] = close(tool, captured)
-    return closed
-  }) as Effect.Effect<Readonly<Record<string, Closed>>, E | E1, RIn | Exclude<R1 | ServicesOf<T>, ROut> | Scope.Scope>
+    const members: Record<string, Member> = {}
+    const present = (options.present ?? {}) as Readonly<
+      Record<string, ((output: unknown, input: unknown) => Presentation) | undefined>
+    >
+    for (const [name, tool] of Object.entries(tools)) {
+      members[name] = { tool: close(tool, captured), present: present[name] }
+    }
+    return members
+  }) as Effect.Effect<Readonly<Record<string, Member>>, E | E1, RIn | Exclude<R1 | ServicesOf<T>, ROut> | Scope.Scope>
 })

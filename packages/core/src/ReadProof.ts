@@ -274,6 +274,16 @@ export const fromToken = (token: string): Effect.Effect<Option.Option<ReadProof>
 const isProofInstance = (u: unknown): u is ReadProof => u instanceof ProofImpl
 
 /**
+ * Whether a value has the shape of a proof made by this module, without
+ * checking its signature: for recognizing proofs in a result (to remember or
+ * fingerprint them), never for trusting one (use {@link verify}).
+ *
+ * @category guards
+ * @since 0.2.0
+ */
+export const isProofLike: (u: unknown) => u is ReadProof = isProofInstance
+
+/**
  * The schema of a proof: a signed token string on the wire, a verified
  * `ReadProof` in process. Decoding fails for a forged, altered or foreign
  * token.

@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import { Tool, type ToolError } from "@ugent/core"
+import { Tool, ToolError } from "@ugent/core"
 import { Cause, Duration, Effect, Exit, Predicate, type Schedule, Schema, Scope } from "effect"
 import { dual } from "effect/Function"
 import { CircuitBreaker as Breaker } from "effect/persistence"
@@ -64,7 +64,7 @@ export interface CircuitBreakerOptions<E = unknown> {
   readonly openDuration?: Duration.Input | Schedule.Schedule<unknown, number> | undefined
   /** The longest a `retryAfterMillis` hint may keep the circuit open (default 1 hour). */
   readonly maxOpenDuration?: Duration.Input | undefined
-  /** Which typed failures count against the tool. Default: all but policy errors (bad input, trust, rate limits…), which are the caller's, not the tool's. Defects always count. */
+  /** Which typed failures count against the tool. Default: the tool's own faults (`ToolError.isToolFault`: kinds failed, unavailable, timeout), never a caller's mistake or a refusal. Defects always count. */
   readonly isFailure?: ((error: E) => boolean) | undefined
   /** When the store cannot be reached: run the call unrecorded (`"allow"`, default) or refuse it (`"fail"`). */
   readonly onStoreError?: "allow" | "fail" | undefined
@@ -99,21 +99,6 @@ export const rate: (options: {
  */
 export const layerMemory = Breaker.layerStoreMemory
 
-/** Errors that say the caller did something wrong, not the tool: they do not trip a circuit. */
-const callerErrors = new Set([
-  "InvalidInput",
-  "TrustDenied",
-  "ApprovalDenied",
-  "Forbidden",
-  "CircuitOpen",
-  "RateLimited",
-  "PolicyDenied",
-  "ProofRejected"
-])
-
-const isCallerError = (e: unknown): boolean =>
-  Predicate.hasProperty(e, "_tag") && typeof e._tag === "string" && callerErrors.has(e._tag)
-
 const retryAfterOf = (e: unknown): Duration.Duration | undefined => {
   const ms = Predicate.hasProperty(e, "retryAfterMillis") ? e.retryAfterMillis : undefined
   return typeof ms === "number" && Number.isFinite(ms) && ms >= 0 ? Duration.millis(ms) : undefined
@@ -137,7 +122,7 @@ const circuitBreaker: {
     options?: CircuitBreakerOptions<E>
   ): Tool.Tool<A, B, E | CircuitOpen, R | Breaker.CircuitBreakerStore> => {
     const key = options?.key ?? self.name
-    const isFailure = options?.isFailure ?? ((e: E) => !isCallerError(e))
+    const isFailure = options?.isFailure ?? ToolError.isToolFault
     const breakerOptions = {
       tripPolicy: options?.tripPolicy ?? Breaker.consecutive(5),
       openDuration: options?.openDuration ?? "30 seconds",

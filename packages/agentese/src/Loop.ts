@@ -1,0 +1,184 @@
+/**
+ * The loop detector stops a caller that repeats itself without progress: the
+ * same normalized call (the decoded input, paths spelled canonically) that
+ * gave the same result `count` times within the window, with nothing written
+ * in between, is refused. A write anywhere in the workspace, or a different
+ * result, is progress: read → edit → read is never a loop, and neither is
+ * polling a status that changes. An ignored extra key or another spelling of
+ * a path (`./src/a.txt`, `src//a.txt`) is the same call.
+ *
+ * @since 0.2.0
+ */
+import { createHash } from "node:crypto"
+import { isAbsolute, posix, relative, sep } from "node:path"
+import { ReadProof, type ToolError } from "@ugent/core"
+import { Clock, Context, Effect, Layer, Schema } from "effect"
+import type { LoopSettings } from "./Profile.ts"
+
+/**
+ * The same call gave the same result too often, with nothing written in
+ * between: a loop.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class LoopDetected extends Schema.TaggedError<LoopDetected>()("LoopDetected", {
+  path: Schema.String,
+  count: Schema.Int,
+  windowMillis: Schema.Int
+}) {
+  static readonly kind: ToolError.Kind = "rate_limited"
+  override get message(): string {
+    return `${this.path} was not called again: the same call returned the same result ${this.count} times within ${this.windowMillis / 1000} s and nothing in the workspace changed, so it would only repeat itself. Use the result you already have, change the input, or make progress first (a write counts).`
+  }
+}
+
+/**
+ * @category models
+ * @since 0.2.0
+ */
+export interface LoopDetectorShape {
+  /** Before a call: refuses it when it is a loop. */
+  readonly check: (key: string, path: string, settings: LoopSettings) => Effect.Effect<void, LoopDetected>
+  /** After a successful call: records its result's fingerprint. */
+  readonly record: (key: string, fingerprint: string, settings: LoopSettings) => Effect.Effect<void>
+  /** Something was written: every call is progress again. */
+  readonly progress: Effect.Effect<void>
+}
+
+/**
+ * @category services
+ * @since 0.2.0
+ */
+export class LoopDetector extends Context.Service<LoopDetector, LoopDetectorShape>()("ugent/agentese/LoopDetector") {}
+
+interface Seen {
+  fingerprint: string
+  epoch: number
+  /** When the identical results came back (epoch milliseconds), oldest first. */
+  times: Array<number>
+}
+
+/**
+ * A detector in memory, for one process.
+ *
+ * **Example** (Three identical results, then a refusal; a write is progress)
+ * ```ts
+ * import { Loop } from "@ugent/agentese"
+ * import { Effect } from "effect"
+ * const settings = { count: 3, windowMillis: 60_000 }
+ * const program = Effect.gen(function* () {
+ *   const loops = yield* Loop.LoopDetector
+ *   for (let i = 0; i < 3; i++) {
+ *     yield* loops.check("k", "world.tools.git.status", settings)
+ *     yield* loops.record("k", "same", settings)
+ *   }
+ *   const refused = yield* Effect.flip(loops.check("k", "world.tools.git.status", settings))
+ *   yield* loops.progress
+ *   yield* loops.check("k", "world.tools.git.status", settings)
+ *   return refused._tag
+ * })
+ * console.log(Effect.runSync(program.pipe(Effect.provide(Loop.layerMemory))))
+ * // => LoopDetected
+ * ```
+ *
+ * @category layers
+ * @since 0.2.0
+ */
+export const layerMemory: Layer.Layer<LoopDetector> = Layer.sync(LoopDetector, () => {
+  const seen = new Map<string, Seen>()
+  let epoch = 0
+  // Stale keys are swept when the map doubles past its last sweep: amortized O(1) per call.
+  let sweepAt = 10_000
+  const sweep = (now: number, windowMillis: number) => {
+    if (seen.size <= sweepAt) return
+    for (const [k, s] of seen) {
+      if (s.epoch !== epoch || now - (s.times.at(-1) ?? 0) >= windowMillis) seen.delete(k)
+    }
+    sweepAt = Math.max(10_000, seen.size * 2)
+  }
+  return LoopDetector.of({
+    check: (key, path, settings) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const s = seen.get(key)
+        if (s === undefined || s.epoch !== epoch) return Effect.void
+        const recent = s.times.filter((t) => now - t < settings.windowMillis)
+        return recent.length >= settings.count
+          ? Effect.fail(new LoopDetected({ path, count: recent.length, windowMillis: settings.windowMillis }))
+          : Effect.void
+      }),
+    record: (key, fingerprint, settings) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        const s = seen.get(key)
+        if (s !== undefined && s.epoch === epoch && s.fingerprint === fingerprint) {
+          s.times.push(now)
+          while (s.times.length > 0 && now - s.times[0]! >= settings.windowMillis) s.times.shift()
+        } else {
+          seen.set(key, { fingerprint, epoch, times: [now] })
+        }
+        sweep(now, settings.windowMillis)
+      }),
+    progress: Effect.sync(() => {
+      epoch++
+      // Every entry is now stale; drop them at once rather than on the next sweep.
+      seen.clear()
+    })
+  })
+})
+
+const pathKeys = new Set(["path", "paths", "cwd", "dir", "directory", "file", "files"])
+
+/**
+ * A path spelled canonically: relative to the root when inside it,
+ * normalized (`./a`, `a//b`, `a/./b`, `a/x/../b` and a trailing `/` are
+ * spelled `a`, `a/b`, `a/b`, `a/b`, `a`).
+ *
+ * @category keys
+ * @since 0.2.0
+ */
+export const canonicalPath = (p: string, root: string | undefined): string => {
+  let s = p
+  if (root !== undefined && isAbsolute(s)) {
+    const r = relative(root, s)
+    if (!r.startsWith("..") && !isAbsolute(r)) s = r === "" ? "." : r.split(sep).join("/")
+  }
+  const n = posix.normalize(s.replaceAll("\\", "/"))
+  return n.length > 1 && n.endsWith("/") ? n.slice(0, -1) : n
+}
+
+const normalize = (value: unknown, root: string | undefined, inPathKey: boolean): unknown => {
+  if (typeof value === "string") return inPathKey ? canonicalPath(value, root) : value
+  if (Array.isArray(value)) return value.map((v) => normalize(v, root, inPathKey))
+  if (ReadProof.isProofLike(value)) return { proof: value.hash, coverage: value.coverage, path: value.path }
+  if (typeof value === "object" && value !== null) {
+    const out: Record<string, unknown> = {}
+    for (const k of Object.keys(value).sort()) {
+      out[k] = normalize((value as Record<string, unknown>)[k], root, pathKeys.has(k))
+    }
+    return out
+  }
+  return value
+}
+
+/**
+ * The key of a call: its caller, its path and its encoded input with paths
+ * spelled canonically and keys sorted (a decoded input has no ignored keys).
+ *
+ * @category keys
+ * @since 0.2.0
+ */
+export const keyOf = (observerId: string, path: string, encodedInput: unknown, root?: string): string =>
+  `${observerId}\u0000${path}\u0000${JSON.stringify(normalize(encodedInput, root, false))}`
+
+/**
+ * The fingerprint of a result: a hash of its decoded value, with each read
+ * proof counted by what it proves (its file, hash and coverage), not by its
+ * token, which differs on every read.
+ *
+ * @category keys
+ * @since 0.2.0
+ */
+export const fingerprint = (output: unknown): string =>
+  createHash("sha1")
+    .update(JSON.stringify(normalize(output, undefined, false)) ?? "undefined")
+    .digest("base64")
