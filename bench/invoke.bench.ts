@@ -6,48 +6,38 @@
  * boundary alone (`Boundary.runJson`: decode, run, encode). Calls run in a
  * loop inside one Effect, so the runtime's start-up is not counted.
  *
- * The road uses memory stores and the real in-memory rate limiter with every
- * limit multiplied by 10^6 (the same token-bucket work, nothing refused):
- * the design's global limit (100 calls a minute) is not configurable by a
- * recipe. Each call has a distinct input so the loop detector does not refuse
- * it, and every call is checked to have succeeded.
+ * The road is `Server.layer` with memory stores, rate limits no call reaches
+ * and a loop detector that never refuses, so their work is counted and no
+ * call is refused; every call is checked to have succeeded.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Events, Invoke, Nodes, Recipe, Registry } from "@ugent/agentese"
-import { Boundary, Observer, Trust } from "@ugent/core"
-import { GitBackend, Read, Workspace } from "@ugent/tools"
-import { RateLimited, Stores } from "@ugent/wrappers"
+import { Invoke, Server } from "@ugent/agentese"
+import { Boundary, Trust } from "@ugent/core"
+import { Read, Workspace } from "@ugent/tools"
 import { Effect, Layer } from "effect"
-import { CircuitBreaker as Breaker, RateLimiter } from "effect/persistence"
 import { type Bench, row, wallMs } from "./Bench.ts"
 
-/** The real in-memory limiter with every limit ×10^6: the same work per call, no call refused. */
-const generousLimiter = Layer.effect(
-  RateLimiter.RateLimiter,
-  Effect.map(RateLimiter.RateLimiter, (real) =>
-    RateLimiter.RateLimiter.of({
-      ...real,
-      consume: (options) => real.consume({ ...options, limit: options.limit * 1e6 })
-    })
-  )
-).pipe(Layer.provide(RateLimited.layerMemory))
-
 /**
- * The road of `Server.layer` over a workspace (memory stores, an L0 caller
- * allowed every path), with the generous limiter. Shared with the HTTP bench.
+ * The road of `Server.layer` over a workspace: memory stores, an L0 caller
+ * allowed every path, the `shared` profile's rate limiters with limits no
+ * call reaches (the same token-bucket work, nothing refused), and a loop
+ * detector that never refuses (the same bookkeeping). Shared with the HTTP
+ * bench.
  */
-export const benchRoad = (root: string) => {
-  const registry = Registry.layer([Nodes.worldTools]).pipe(
-    Layer.provide(Layer.mergeAll(Workspace.layer({ root }), GitBackend.layer))
-  )
-  const road = Invoke.layer().pipe(
-    Layer.provide(Layer.mergeAll(Stores.layerMemory(), generousLimiter, Breaker.layerStoreMemory())),
-    Layer.provideMerge(Layer.mergeAll(registry, Events.layer))
-  )
-  return Layer.mergeAll(road, Observer.layer({ id: "bench", trust: 0 }), Recipe.layer(Recipe.allowAll))
-}
+export const benchRoad = (root: string) =>
+  Server.layer({
+    root,
+    stores: "memory",
+    profile: "shared",
+    limits: {
+      global: [{ limit: 1e9, window: "1 minute" }],
+      caller: [{ limit: 1e9, window: "1 minute" }],
+      tool: [["world.tools.*", [{ limit: 1e9, window: "1 minute" }]]]
+    },
+    loop: { count: 1e9, windowMillis: 60_000 }
+  })
 
 /** A temp workspace with one 12-byte file. */
 export const benchWorkspace = () => {

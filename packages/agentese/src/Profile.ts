@@ -158,7 +158,12 @@ export const settings = (recipe: Recipe.Recipe, overrides: Overrides = {}, fallb
       : {}),
     ...(recipe.timeoutSeconds !== undefined ? { timeoutMillis: recipe.timeoutSeconds * 1000 } : {}),
     ...(recipe.loop !== undefined
-      ? { loop: recipe.loop === false ? undefined : { count: recipe.loop.count, windowMillis: recipe.loop.windowSeconds * 1000 } }
+      ? {
+          loop:
+            recipe.loop === false
+              ? undefined
+              : { count: recipe.loop.count, windowMillis: recipe.loop.windowSeconds * 1000 }
+        }
       : {}),
     ...(recipe.resultBudgetTokens !== undefined ? { budgetTokens: recipe.resultBudgetTokens } : {})
   }
@@ -268,7 +273,10 @@ const showLimit = (l: Limit): string => {
 export const describe = (s: Settings): string => {
   const list = (ls: ReadonlyArray<Limit>) => (ls.length === 0 ? "none" : ls.map(showLimit).join(", "))
   const tool = s.tool.length === 0 ? "none" : s.tool.map(([p, ls]) => `${p} ${list(ls)}`).join(", ")
-  const loop = s.loop === undefined ? "loop detection off" : `loops after ${s.loop.count} repeats in ${s.loop.windowMillis / 1000} s`
+  const loop =
+    s.loop === undefined
+      ? "loop detection off"
+      : `loops after ${s.loop.count} repeats in ${s.loop.windowMillis / 1000} s`
   return `profile ${s.profile}: global ${list(s.global)}; per caller ${list(s.caller)}; per tool ${tool}; timeout ${s.timeoutMillis / 1000} s; ${loop}; results up to ${s.budgetTokens} tokens`
 }
 

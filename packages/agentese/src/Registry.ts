@@ -1,16 +1,31 @@
 /**
- * The `Registry` holds every registered path. It resolves a path to its tool,
- * lists the paths a caller may use (by the same policy check `invoke`
- * enforces), and describes a path: its input, output and error JSON Schemas,
- * trust level, declared effects and protocol annotations.
+ * The `Registry` holds every registered path: the tools of the families a
+ * server was given, each under its family's prefix
+ * (`world.tools` + `file.read`). It resolves a path to its tool (suggesting
+ * near paths for an unknown one) and describes a path: its input, output and
+ * error JSON Schemas, trust level, declared effects and protocol annotations.
+ * Which paths a caller is offered is the `Catalog`'s concern.
  *
  * @since 0.1.0
  */
-import { Boundary, type Observer, type ToolError, type Trust } from "@ugent/core"
-import type { JsonSchema } from "effect"
+import { Boundary, type Family, type ToolError } from "@ugent/core"
+import type { JsonSchema, Scope } from "effect"
 import { Context, Effect, Layer, Schema } from "effect"
-import type { Entry, Node } from "./Node.ts"
-import * as Recipe from "./Recipe.ts"
+import { isPath } from "./Path.ts"
+
+/**
+ * A registered tool: its path, its family and how its results are told.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Entry {
+  readonly path: string
+  /** The family it belongs to. */
+  readonly family: string
+  readonly tool: Family.Closed
+  readonly present?: ((output: unknown, input: unknown) => Family.Presentation) | undefined
+}
 
 /**
  * No tool is registered at the path.
@@ -68,11 +83,15 @@ export interface Description {
  * @since 0.1.0
  */
 export interface RegistryShape {
+  /** Every entry, in path order. */
   readonly entries: ReadonlyArray<Entry>
   readonly resolve: (path: string) => Effect.Effect<Entry, UnknownPath>
-  /** The entries an observer may use under a recipe, in path order. */
-  readonly list: (observer: Observer.ObserverShape, recipe: Recipe.Recipe) => ReadonlyArray<Entry>
+  /** The entry at a path, if any. */
+  readonly get: (path: string) => Entry | undefined
+  /** The error for a path that is not registered, with the nearest paths as suggestions. */
+  readonly unknown: (path: string) => UnknownPath
   readonly describe: (path: string) => Effect.Effect<Description, UnknownPath>
+  readonly describeEntry: (entry: Entry) => Description
 }
 
 /**
@@ -99,19 +118,6 @@ export const annotationsOf = (entry: Entry): Annotations => {
   }
 }
 
-/**
- * Whether an observer may use an entry under a recipe: the recipe allows the
- * path and the observer's level reaches the (possibly raised) required level.
- * Approval does not hide a path: it is asked for when the call is made.
- *
- * @category policy
- * @since 0.1.0
- */
-export const permits = (entry: Entry, observer: Observer.ObserverShape, recipe: Recipe.Recipe): boolean => {
-  const decision = Recipe.decide(recipe, entry.path, entry.tool.trust)
-  return decision._tag === "Allowed" && observer.trust >= decision.requiredTrust
-}
-
 const distance = (a: string, b: string): number => {
   const row = Array.from({ length: b.length + 1 }, (_, i) => i)
   for (let i = 1; i <= a.length; i++) {
@@ -127,77 +133,111 @@ const distance = (a: string, b: string): number => {
 }
 
 /**
- * Builds a registry from nodes. Two tools on one path is a configuration bug.
+ * Builds a registry from entries. Two tools on one path is a configuration
+ * bug.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const make = (nodes: ReadonlyArray<Node>): RegistryShape => {
+export const make = (all: ReadonlyArray<Entry>): RegistryShape => {
   const byPath = new Map<string, Entry>()
-  for (const node of nodes) {
-    for (const entry of node.entries) {
-      if (byPath.has(entry.path)) throw new Error(`Registry: two tools registered at ${entry.path}`)
-      byPath.set(entry.path, entry)
-    }
+  for (const entry of all) {
+    if (!isPath(entry.path)) throw new Error(`Registry: "${entry.path}" is not a well-formed path`)
+    if (byPath.has(entry.path)) throw new Error(`Registry: two tools registered at ${entry.path}`)
+    byPath.set(entry.path, entry)
   }
-  const entries = [...byPath.values()].sort((a, b) => a.path.localeCompare(b.path))
+  const entries = [...byPath.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
   const descriptions = new Map<string, Description>()
-  const resolve = (path: string) => {
-    const entry = byPath.get(path)
-    if (entry !== undefined) return Effect.succeed(entry)
+  const describeEntry = (entry: Entry): Description => {
+    const cached = descriptions.get(entry.path)
+    if (cached !== undefined) return cached
+    const description: Description = {
+      path: entry.path,
+      name: entry.tool.name,
+      description: entry.tool.description,
+      trust: entry.tool.trust,
+      effects: { ...entry.tool.effects },
+      annotations: annotationsOf(entry),
+      ...Boundary.jsonSchemas(entry.tool)
+    }
+    descriptions.set(entry.path, description)
+    return description
+  }
+  const unknown = (path: string) => {
     const suggestions = entries
       .map((e) => [e.path, distance(e.path, path)] as const)
       .filter(([, d]) => d <= Math.max(3, Math.floor(path.length / 4)))
       .sort((a, b) => a[1] - b[1])
       .slice(0, 3)
       .map(([p]) => p)
-    return Effect.fail(new UnknownPath({ path, suggestions }))
+    return new UnknownPath({ path, suggestions })
+  }
+  const resolve = (path: string) => {
+    const entry = byPath.get(path)
+    return entry !== undefined ? Effect.succeed(entry) : Effect.fail(unknown(path))
   }
   return {
     entries,
     resolve,
-    list: (observer, recipe) => entries.filter((e) => permits(e, observer, recipe)),
-    describe: (path) =>
-      Effect.map(resolve(path), (entry) => {
-        const cached = descriptions.get(path)
-        if (cached !== undefined) return cached
-        const schemas = Boundary.jsonSchemas(entry.tool)
-        const description: Description = {
-          path,
-          name: entry.tool.name,
-          description: entry.tool.description,
-          trust: entry.tool.trust,
-          effects: { ...entry.tool.effects },
-          annotations: annotationsOf(entry),
-          ...schemas
-        }
-        descriptions.set(path, description)
-        return description
-      })
+    unknown,
+    get: (path) => byPath.get(path),
+    describe: (path) => Effect.map(resolve(path), describeEntry),
+    describeEntry
   }
 }
 
 /**
- * A layer building the registry from node effects (which capture the tools'
- * services from the layer's context).
+ * The entries of built families.
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const entriesOf = (
+  built: ReadonlyArray<{ readonly family: Family.Any; readonly members: Readonly<Record<string, Family.Member>> }>
+): ReadonlyArray<Entry> =>
+  built.flatMap(({ family, members }) =>
+    Object.entries(members).map(([name, member]) => ({
+      path: `${family.prefix}.${name}`,
+      family: family.name,
+      tool: member.tool,
+      present: member.present
+    }))
+  )
+
+/**
+ * Builds every family in the layer's scope (their services live as long as
+ * the registry) and registers their tools.
+ *
+ * **Example** (A registry of one family)
+ * ```ts
+ * import { Registry } from "@ugent/agentese"
+ * import { Family, Tool } from "@ugent/core"
+ * import { Effect } from "effect"
+ * const upper = Tool.fromFunction({ name: "text.upper", f: (s: string) => s.toUpperCase() })
+ * const text = Family.make({ name: "text", prefix: "world.tools", tools: { "text.upper": upper } })
+ * const paths = Effect.runSync(Effect.scoped(Effect.map(Registry.build([text]), (r) => r.entries.map((e) => e.path))))
+ * console.log(paths)
+ * // => [ 'world.tools.text.upper' ]
+ * ```
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const build = <const F extends ReadonlyArray<Family.Any>>(
+  families: F
+): Effect.Effect<RegistryShape, Family.Failure<F[number]>, Family.Requirements<F[number]> | Scope.Scope> =>
+  Effect.map(
+    Effect.forEach(families, (family) => Effect.map(family.build, (members) => ({ family, members }))),
+    (built) => make(entriesOf(built))
+  ) as Effect.Effect<RegistryShape, Family.Failure<F[number]>, Family.Requirements<F[number]> | Scope.Scope>
+
+/**
+ * A layer building the registry from families.
  *
  * @category layers
  * @since 0.1.0
  */
-export const layer = <R>(nodes: ReadonlyArray<Effect.Effect<Node, never, R>>): Layer.Layer<Registry, never, R> =>
-  Layer.effect(
-    Registry,
-    Effect.map(Effect.all(nodes), (built) => Registry.of(make(built)))
-  )
-
-/**
- * The trust level a path needs for a recipe (the tool's own, raised by the
- * recipe), for listings.
- *
- * @category describing
- * @since 0.1.0
- */
-export const requiredTrust = (entry: Entry, recipe: Recipe.Recipe): Trust.TrustLevel => {
-  const decision = Recipe.decide(recipe, entry.path, entry.tool.trust)
-  return decision._tag === "Allowed" ? decision.requiredTrust : entry.tool.trust
-}
+export const layer = <const F extends ReadonlyArray<Family.Any>>(
+  families: F
+): Layer.Layer<Registry, Family.Failure<F[number]>, Family.Requirements<F[number]>> =>
+  Layer.effect(Registry, Effect.map(build(families), Registry.of))

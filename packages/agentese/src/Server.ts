@@ -1,24 +1,40 @@
 /**
- * A `Server` is the whole AGENTESE road assembled from configuration: the
- * workspace, the registry of built-in nodes, the stores (memory, SQLite under
- * `<root>/.ugent/`, or PostgreSQL), the rate limiter and circuit breakers
- * (in memory, or in Redis to share them across machines), the event hub, and
- * the caller: an `Observer` with its trust level and `Recipe`, fixed by the
- * server's configuration (never by a request). Every projection (CLI, HTTP,
- * MCP, Toolkit) runs on this one layer.
+ * A `Server` is the whole AGENTESE road assembled from options: the
+ * workspace, the families of tools it serves (the built-in ones by default;
+ * each family is one folder and one line in the list), the stores (memory,
+ * SQLite under `<root>/.ugent/`, or PostgreSQL), the rate limiter and circuit
+ * breakers (in memory, or in Redis to share them across machines), the loop
+ * detector, the sessions, the event hub, and the caller: an `Observer` with
+ * its trust level and `Recipe`, fixed by the server's options (never by a
+ * request). The profile (`local` or `shared`), the recipe and the options
+ * set the limits. Every projection (CLI, HTTP, MCP, Toolkit, an agent loop)
+ * runs on this one layer.
  *
  * @since 0.1.0
  */
-import { Observer, ReadProof, Trust } from "@ugent/core"
-import { GitBackend, Workspace } from "@ugent/tools"
-import { type Limit, type MemoryStore, RateLimited, Stores } from "@ugent/wrappers"
+import { type Family, Observer, ReadProof, Trust } from "@ugent/core"
+import { Workspace } from "@ugent/tools"
+import { type Limit, RateLimited, Stores } from "@ugent/wrappers"
 import { type Duration, Effect, Layer } from "effect"
 import { CircuitBreaker as Breaker, RateLimiter } from "effect/persistence"
 import * as Events from "./Events.ts"
+import * as Families from "./Families.ts"
 import * as Invoke from "./Invoke.ts"
-import * as Nodes from "./Nodes.ts"
+import * as Loop from "./Loop.ts"
+import type * as Profile from "./Profile.ts"
 import * as Recipe from "./Recipe.ts"
 import * as Registry from "./Registry.ts"
+import * as Sessions from "./Sessions.ts"
+import * as State from "./State.ts"
+
+/**
+ * What a server provides to the families it serves: the workspace and the
+ * stores. A family that needs more brings it in its own layer.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type HostServices = Workspace.Workspace | Stores.Stores
 
 /**
  * How a server is configured.
@@ -29,6 +45,8 @@ import * as Registry from "./Registry.ts"
 export interface Options {
   /** The workspace root (it must exist). */
   readonly root: string
+  /** The families served (default {@link Families.builtIn}). */
+  readonly families?: ReadonlyArray<Family.Family<HostServices, unknown>> | undefined
   /** The caller's trust level (default L0). */
   readonly trust?: Trust.TrustLevel | undefined
   /** The caller's id (default `"local"`). */
@@ -36,23 +54,41 @@ export interface Options {
   readonly session?: string | undefined
   /** The caller's recipe (default: every path allowed, still subject to trust). */
   readonly recipe?: Recipe.Recipe | undefined
+  /** The profile, over the recipe's (default: the recipe's, else `fallbackProfile`). */
+  readonly profile?: Profile.Profile | undefined
+  /** The profile when neither the options nor the recipe name one (default `local`). */
+  readonly fallbackProfile?: Profile.Profile | undefined
+  /** Limits over the profile's and the recipe's: global, per caller, per caller and path pattern. */
+  readonly limits?:
+    | {
+        readonly global?: ReadonlyArray<Limit> | undefined
+        readonly caller?: ReadonlyArray<Limit> | undefined
+        readonly tool?: ReadonlyArray<readonly [pattern: string, limits: ReadonlyArray<Limit>]> | undefined
+      }
+    | undefined
+  /** The global rate limits (the same as `limits.global`). */
+  readonly globalLimits?: ReadonlyArray<Limit> | undefined
+  /** Each call's time limit (default 120 s). */
+  readonly timeout?: Duration.Input | undefined
+  /** The loop detector (default: 3 identical results in a minute), or `false`. */
+  readonly loop?: Profile.LoopSettings | false | undefined
+  /** The result budget in estimated tokens (default 25,000). */
+  readonly budgetTokens?: number | undefined
   /** Where traces and audit records go (default `"sqlite"`: `<root>/.ugent/ugent.db`). */
   readonly stores?: "memory" | "sqlite" | { readonly pg: string } | undefined
   /** A Redis URL to share rate limits and circuit breakers across processes. */
   readonly redis?: string | undefined
-  /** Each call's time limit (default 120 s). */
-  readonly timeout?: Duration.Input | undefined
   /** Who confirms calls that need it (default: nobody, so they are denied). */
   readonly approver?: ((request: Trust.ApprovalRequest) => Effect.Effect<boolean>) | undefined
   /** The workspace's writable globs for L1 callers (default: the workspace policy's). */
   readonly writable?: ReadonlyArray<string> | undefined
   /**
-   * The key that signs read proofs (at least 32 bytes). Processes sharing it
-   * accept each other's proofs; by default each process has its own.
+   * The key that signs read proofs (at least 32 bytes), or `"workspace"`:
+   * the workspace's own key (`UGENT_PROOF_KEY`, else `.ugent/proof.key`,
+   * shared by every process on the workspace). By default each process has
+   * its own.
    */
-  readonly proofKey?: string | Uint8Array | undefined
-  /** The global rate limits, over every caller and path (default 100/min and 2,000/h). */
-  readonly globalLimits?: ReadonlyArray<Limit> | undefined
+  readonly proofKey?: string | Uint8Array | "workspace" | undefined
 }
 
 /**
@@ -72,7 +108,9 @@ export type Services =
 const storesLayer = (options: Options) => {
   const stores = options.stores ?? "sqlite"
   if (stores === "memory") return Stores.layerMemory()
-  if (stores === "sqlite") return Stores.layerSqlite({ workspace: options.root })
+  if (stores === "sqlite") {
+    return Layer.unwrap(Effect.map(State.prepare(options.root), () => Stores.layerSqlite({ workspace: options.root })))
+  }
   return Stores.layerPg({ url: stores.pg })
 }
 
@@ -83,6 +121,30 @@ const limiterLayers = (options: Options) =>
         RateLimiter.layer.pipe(Layer.provide(Stores.layerRateLimiterRedis({ url: options.redis }))),
         Stores.layerCircuitBreakerRedis({ url: options.redis })
       )
+
+const keyLayer = (options: Options): Layer.Layer<never, State.StateError> => {
+  if (options.proofKey === undefined) return Layer.empty
+  if (options.proofKey === "workspace") return State.layer(options.root)
+  return ReadProof.layerKey(options.proofKey)
+}
+
+/**
+ * The road's overrides from a server's options.
+ *
+ * @category options
+ * @since 0.2.0
+ */
+export const overridesOf = (options: Options): Invoke.InvokerOptions => ({
+  root: options.root,
+  fallbackProfile: options.fallbackProfile,
+  profile: options.profile,
+  global: options.limits?.global ?? options.globalLimits,
+  caller: options.limits?.caller,
+  tool: options.limits?.tool,
+  timeout: options.timeout,
+  loop: options.loop,
+  budgetTokens: options.budgetTokens
+})
 
 /**
  * The server layer.
@@ -113,23 +175,20 @@ export const layer = (options: Options) => {
     root: options.root,
     ...(options.writable !== undefined ? { policy: { writable: options.writable } } : {})
   })
-  // One stores layer, shared by the road (traces, audit) and the self.memory node (working memory).
+  // One stores layer, shared by the road (traces, audit) and the families (working memory).
   const stores = storesLayer(options)
-  const registry = Registry.layer<Workspace.Workspace | GitBackend.GitBackend | MemoryStore.MemoryStore>([
-    Nodes.worldTools,
-    Nodes.selfMemory
-  ]).pipe(Layer.provide(Layer.mergeAll(workspace, GitBackend.layer, stores)))
-  const road = Invoke.layer({ timeout: options.timeout, globalLimits: options.globalLimits }).pipe(
-    Layer.provide(limiterLayers(options)),
+  const families: ReadonlyArray<Family.Family<HostServices, unknown>> = options.families ?? Families.builtIn
+  const registry = Registry.layer(families).pipe(Layer.provide(Layer.mergeAll(workspace, stores)))
+  const road = Invoke.layer(overridesOf(options)).pipe(
+    Layer.provide(Layer.mergeAll(limiterLayers(options), Loop.layerMemory, Sessions.layerMemory())),
     Layer.provideMerge(Layer.mergeAll(registry, Events.layer, stores))
   )
   const caller = Layer.mergeAll(
     Observer.layer({ id: options.observerId ?? "local", trust: options.trust ?? 0, session: options.session }),
     Recipe.layer(options.recipe ?? Recipe.allowAll),
-    options.approver !== undefined ? Trust.approverLayer(options.approver) : Layer.empty,
-    options.proofKey !== undefined ? ReadProof.layerKey(options.proofKey) : Layer.empty
+    options.approver !== undefined ? Trust.approverLayer(options.approver) : Layer.empty
   )
-  return Layer.mergeAll(road, caller)
+  return Layer.mergeAll(road, caller).pipe(Layer.provideMerge(keyLayer(options)))
 }
 
 /**

@@ -1,24 +1,30 @@
 /**
  * `@ugent/agentese`: every tool on a path (`world.tools.file.read`), one
- * `invoke` road (policy, trust, rate limits, audit, tracing, events), and
- * its projections: the `ugent` CLI, the HTTP JSON API, the MCP server and the
- * `effect/ai` Toolkit.
+ * `invoke` road (policy, trust, rate limits, loops, audit, tracing, result
+ * budget, events), and its projections: the `ugent` CLI, the HTTP JSON API,
+ * the MCP server and the `effect/ai` Toolkit.
  *
  * @since 0.1.0
  */
 
+/** @since 0.2.0 */
+export * as Budget from "./Budget.ts"
+/** @since 0.2.0 */
+export * as Catalog from "./Catalog.ts"
 /** @since 0.1.0 */
 export * as Events from "./Events.ts"
+/** @since 0.2.0 */
+export * as Families from "./Families.ts"
 /** @since 0.1.0 */
 export * as Invoke from "./Invoke.ts"
-/** @since 0.1.0 */
-export * as Node from "./Node.ts"
-/** @since 0.1.0 */
-export * as Nodes from "./Nodes.ts"
+/** @since 0.2.0 */
+export * as Loop from "./Loop.ts"
 /** @since 0.1.0 */
 export * as Parse from "./Parse.ts"
 /** @since 0.1.0 */
 export * as Path from "./Path.ts"
+/** @since 0.2.0 */
+export * as Profile from "./Profile.ts"
 /** @since 0.1.0 */
 export * as Cli from "./projections/Cli.ts"
 /** @since 0.1.0 */
@@ -33,3 +39,7 @@ export * as Recipe from "./Recipe.ts"
 export * as Registry from "./Registry.ts"
 /** @since 0.1.0 */
 export * as Server from "./Server.ts"
+/** @since 0.2.0 */
+export * as Sessions from "./Sessions.ts"
+/** @since 0.2.0 */
+export * as State from "./State.ts"

@@ -81,6 +81,14 @@ export type Any = Family<any, any>
 export type Requirements<F> = F extends Family<infer R, infer _E> ? R : never
 
 /**
+ * How building a family can fail.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type Failure<F> = F extends Family<infer _R, infer E> ? E : never
+
+/**
  * Closes a tool over a context: the tool runs with the captured services,
  * under the call's own context (which wins on shared keys).
  *

@@ -449,6 +449,96 @@ export const assertReadOnly = <T extends Any>(tool: T): T => {
 }
 
 /**
+ * What a call must pass before it runs: the tool, the caller, the level the
+ * call needs (the tool's own, or higher when a policy raises it), whether
+ * the tool is irreversible, and an approval a policy asks for.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Admission {
+  readonly tool: string
+  readonly observer: ObserverShape
+  readonly required: TrustLevel
+  /** The tool's own level; when `required` is higher, a denial says a policy raised it. */
+  readonly toolTrust?: TrustLevel | undefined
+  readonly irreversible?: boolean | undefined
+  /** A policy's demand that this call be approved, with why. */
+  readonly approval?: string | undefined
+  /** The decoded input, for the forbidden rules and the approver. */
+  readonly input: unknown
+}
+
+/**
+ * Checks a call once, in this order: the forbidden rules (no level unlocks
+ * them); the caller's level against the required one (`TrustDenied`); then
+ * the confirmation path, decided on its own and never skipped by an early
+ * "the level suffices": an L2 caller running something that needs L2 or
+ * more, an irreversible tool, or a policy's approval demand must be approved
+ * by the `Approver` within `ApprovalTimeout` (`ApprovalDenied`). {@link gate}
+ * and every road that serves tools call this, so there is one gate.
+ *
+ * **Example** (An L2 caller is asked to confirm; an L1 caller is denied)
+ * ```ts
+ * import { Trust } from "@ugent/core"
+ * import { Effect } from "effect"
+ * const call = (trust: 1 | 2) =>
+ *   Trust.admit({ tool: "file.write", observer: { id: "a", trust }, required: 2, input: { path: "x" } })
+ * const tag = (e: Effect.Effect<void, { readonly _tag: string }>) => Effect.runSync(Effect.match(e, { onFailure: (x) => x._tag, onSuccess: () => "ok" }))
+ * console.log(tag(call(1)), tag(call(2)), tag(call(2).pipe(Effect.provide(Trust.approverLayer(() => Effect.succeed(true))))))
+ * // => TrustDenied ApprovalDenied ok
+ * ```
+ *
+ * @category gating
+ * @since 0.2.0
+ */
+export const admit = (admission: Admission): Effect.Effect<void, Forbidden | TrustDenied | ApprovalDenied> =>
+  Effect.gen(function* () {
+    const { observer, required, tool } = admission
+    yield* checkForbidden(tool, admission.input)
+    if (observer.trust < required) {
+      return yield* new TrustDenied({
+        tool,
+        required,
+        actual: observer.trust,
+        ...(admission.toolTrust !== undefined && required > admission.toolTrust
+          ? { reason: "a policy raises this tool's level" }
+          : {})
+      })
+    }
+    const confirmation = required >= 2 && observer.trust === 2
+    if (confirmation || admission.irreversible === true || admission.approval !== undefined) {
+      yield* requestApproval({
+        tool,
+        observer,
+        input: admission.input,
+        reason: admission.irreversible === true ? "irreversible" : "confirmation",
+        detail:
+          admission.approval ??
+          (admission.irreversible === true
+            ? `${tool} cannot be undone.`
+            : `${tool} needs L${required}; the caller runs at L2, where each such call is confirmed.`)
+      })
+    }
+  })
+
+/**
+ * Runs an effect as an admitted caller: with the capabilities of its level,
+ * and with the caller known to {@link escalate} inside. Use it after
+ * {@link admit}.
+ *
+ * @category gating
+ * @since 0.2.0
+ */
+export const runAs =
+  (observer: ObserverShape) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, Capability>> =>
+    effect.pipe(
+      Effect.provideContext(level.contextUpTo(observer.trust) as Context.Context<Capability>),
+      Effect.provideService(GateSession, Option.some(observer))
+    ) as Effect.Effect<A, E, Exclude<R, Capability>>
+
+/**
  * Discharges a tool's trust requirement at run time. Before each call it
  * checks, in this order: the forbidden rules (no level unlocks them); the
  * current `Observer`'s level against the tool's (`TrustDenied`); then the
@@ -479,31 +569,18 @@ export const gate = <A, B, E, R>(
   Tool_.wrap(
     self,
     (run) => (a: A) =>
-      Effect.gen(function* () {
-        const observer = yield* Observer
-        yield* checkForbidden(self.name, a)
-        const required = self.trust
-        if (observer.trust < required) {
-          return yield* new TrustDenied({ tool: self.name, required, actual: observer.trust })
-        }
-        // The confirmation branch is decided on its own, not after an early "level suffices" exit.
-        const needsConfirmation = required >= 2 && observer.trust === 2
-        if (needsConfirmation || self.effects.irreversible) {
-          yield* requestApproval({
+      Effect.flatMap(Observer, (observer: ObserverShape) =>
+        Effect.andThen(
+          admit({
             tool: self.name,
             observer,
-            input: a,
-            reason: self.effects.irreversible ? "irreversible" : "confirmation",
-            detail: self.effects.irreversible
-              ? `${self.name} cannot be undone.`
-              : `${self.name} needs L${required}; the caller runs at L2, where each such call is confirmed.`
-          })
-        }
-        return yield* run(a).pipe(
-          Effect.provideContext(level.contextUpTo(observer.trust) as Context.Context<Capability>),
-          Effect.provideService(GateSession, Option.some(observer))
+            required: self.trust,
+            irreversible: self.effects.irreversible,
+            input: a
+          }),
+          runAs(observer)(run(a))
         )
-      }) as Effect.Effect<B, E | GateErrors<R>, Exclude<R, Capability> | Observer>,
+      ) as Effect.Effect<B, E | GateErrors<R>, Exclude<R, Capability> | Observer>,
     { failure: Tool_.failureWith(self, Forbidden, TrustDenied, ApprovalDenied) }
   )
 

@@ -7,6 +7,10 @@
 
 /** @since 0.1.0 */
 export * as Edit from "./file/Edit.ts"
+/** @since 0.2.0 */
+export * as Files from "./file/Files.ts"
+/** @since 0.2.0 */
+export * as Git from "./git/Git.ts"
 /** @since 0.1.0 */
 export * as Glob from "./file/Glob.ts"
 /** @since 0.1.0 */
@@ -31,5 +35,7 @@ export * as GitShow from "./git/Show.ts"
 export * as GitStatus from "./git/Status.ts"
 /** @since 0.1.0 */
 export * as Grep from "./search/Grep.ts"
+/** @since 0.2.0 */
+export * as Search from "./search/Search.ts"
 /** @since 0.1.0 */
 export * as Workspace from "./Workspace.ts"

@@ -13,19 +13,22 @@
  *
  * @since 0.1.0
  */
-import { randomBytes } from "node:crypto"
-import { existsSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs"
+import { statSync } from "node:fs"
 import { resolve } from "node:path"
 import { text as readAll } from "node:stream/consumers"
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
-import { ReadProof, ToolError, Trust } from "@ugent/core"
+import { ToolError, Trust } from "@ugent/core"
+import { AuditStore } from "@ugent/wrappers"
 import { Cause, Console, Context, Effect, Exit, Fiber, Layer, Logger, Option, Predicate, Runtime, Schema } from "effect"
 import { Argument, CliError, CliOutput, Command, Flag } from "effect/cli"
 import { HttpServer } from "effect/http"
+import * as Catalog from "../Catalog.ts"
 import type * as Invoke from "../Invoke.ts"
 import { Invoker } from "../Invoke.ts"
+import * as Profile from "../Profile.ts"
 import * as Recipe from "../Recipe.ts"
 import * as Server from "../Server.ts"
+import * as State from "../State.ts"
 import * as Http from "./Http.ts"
 import * as Mcp from "./Mcp.ts"
 
@@ -108,6 +111,42 @@ const common = {
   redis: Flag.String("redis").pipe(
     Flag.withDescription("A Redis URL to share rate limits and circuit breakers with other processes"),
     Flag.optional
+  ),
+  profile: Flag.Literals("profile", ["local", "shared"]).pipe(
+    Flag.withDescription(
+      "The defaults: local (one agent: no rate limits, loop protection on; default of invoke, exec, mcp) or shared (a room of agents: the design's limits; default of serve)"
+    ),
+    Flag.optional
+  ),
+  rateGlobal: Flag.String("rate-global").pipe(
+    Flag.withDescription("Rate limits over every caller, e.g. 100/min,2000/h (none: no limit)"),
+    Flag.optional
+  ),
+  rateCaller: Flag.String("rate-caller").pipe(
+    Flag.withDescription("Rate limits per caller, e.g. 10/min+3,200/h (+3: a burst allowance)"),
+    Flag.optional
+  ),
+  rateTool: Flag.String("rate-tool").pipe(
+    Flag.withDescription(
+      "Rate limits per caller and path pattern, e.g. 'world.tools.file.read=5/min;world.tools.search.*=3/min'"
+    ),
+    Flag.optional
+  ),
+  timeout: Flag.String("timeout").pipe(
+    Flag.withDescription("Each call's time limit, e.g. 30s, 2min (default 120s)"),
+    Flag.optional
+  ),
+  loop: Flag.String("loop").pipe(
+    Flag.withDescription(
+      "The loop detector: refuse a call that gave the same result N times in a window with nothing written, e.g. 3/1min (default), or off"
+    ),
+    Flag.optional
+  ),
+  budget: Flag.Int("budget").pipe(
+    Flag.withDescription(
+      "The largest result returned whole, in estimated tokens (default 25000); a larger one goes to working memory"
+    ),
+    Flag.optional
   )
 }
 
@@ -123,6 +162,13 @@ type Common = {
   readonly stores: Option.Option<string>
   readonly redis: Option.Option<string>
   readonly observer: string
+  readonly profile: Option.Option<"local" | "shared">
+  readonly rateGlobal: Option.Option<string>
+  readonly rateCaller: Option.Option<string>
+  readonly rateTool: Option.Option<string>
+  readonly timeout: Option.Option<string>
+  readonly loop: Option.Option<string>
+  readonly budget: Option.Option<number>
 }
 
 const storesOf = (
@@ -138,99 +184,81 @@ const storesOf = (
   )
 }
 
-/**
- * Keeps `<root>/.ugent/` (the SQLite stores) out of the user's git status:
- * the directory ignores itself.
- */
-const prepareUgentDir = (root: string) =>
-  Effect.try({
-    try: () => {
-      const dir = resolve(root, ".ugent")
-      mkdirSync(dir, { recursive: true })
-      writeFileSync(resolve(dir, ".gitignore"), "*\n", { flag: "wx" })
-    },
-    catch: (e) => e
-  }).pipe(
-    Effect.catch((e) =>
-      (e as { code?: unknown }).code === "EEXIST"
-        ? Effect.void
-        : Effect.fail(
-            new UsageError({
-              problem: `Could not create ${resolve(root, ".ugent")} for the stores and the proof key (${e instanceof Error ? e.message : String(e)}); use a root you can write, or --stores memory with UGENT_PROOF_KEY set.`
-            })
-          )
-    )
-  )
-
 const isDirectory = (path: string) => statSync(path, { throwIfNoEntry: false })?.isDirectory() === true
 const isFile = (path: string) => statSync(path, { throwIfNoEntry: false })?.isFile() === true
 
-/**
- * The key that signs read proofs, shared by every `ugent` process on a
- * workspace so that a proof printed by one `ugent invoke` is accepted by the
- * next: `UGENT_PROOF_KEY` (at least 32 bytes) if set, else
- * `<root>/.ugent/proof.key`, made on first use (32 random bytes, mode 0600).
- * The workspace's tools cannot read it: `*.key` is among the names the
- * workspace always blocks.
- */
-const proofKey = (root: string): Effect.Effect<Uint8Array, UsageError> =>
+const limitsFlag = (name: string, value: Option.Option<string>) =>
+  Option.isNone(value)
+    ? Effect.succeed(undefined)
+    : Option.match(Profile.parseLimits(value.value), {
+        onNone: () =>
+          Effect.fail(
+            new UsageError({
+              problem: `--${name} ${value.value} is not a list of limits: write them as 10/min+3,200/h.`
+            })
+          ),
+        onSome: (limits) => Effect.succeed(limits)
+      })
+
+const toolLimitsFlag = (value: Option.Option<string>) =>
   Effect.gen(function* () {
-    const fromEnv = process.env.UGENT_PROOF_KEY
-    if (fromEnv !== undefined && fromEnv !== "") {
-      const bytes = new TextEncoder().encode(fromEnv)
-      if (bytes.length < 32) return yield* new UsageError({ problem: "UGENT_PROOF_KEY must be at least 32 bytes." })
-      return bytes
-    }
-    yield* prepareUgentDir(root)
-    const file = resolve(root, ".ugent", "proof.key")
-    return yield* Effect.try({
-      try: () => {
-        if (!existsSync(file)) {
-          // Written aside, then linked into place: a concurrent process sees no key or a whole one.
-          const aside = `${file}.${process.pid}.${randomBytes(4).toString("hex")}`
-          writeFileSync(aside, randomBytes(32).toString("hex"), { mode: 0o600 })
-          try {
-            linkSync(aside, file)
-          } catch (e) {
-            // Another process made it first: use theirs.
-            if ((e as { code?: unknown }).code !== "EEXIST") throw e
-          } finally {
-            unlinkSync(aside)
-          }
-        }
-        const hex = readFileSync(file, "utf8").trim()
-        if (!/^[0-9a-f]{64,}$/.test(hex)) throw new Error(`${file} is not a hex key of 32 bytes or more`)
-        return Buffer.from(hex, "hex")
-      },
-      catch: (e) =>
-        new UsageError({
-          problem: `The proof key could not be read or made (${e instanceof Error ? e.message : String(e)}); delete ${file} to make a new one, or set UGENT_PROOF_KEY.`
+    if (Option.isNone(value)) return undefined
+    const out: Array<readonly [string, ReadonlyArray<import("@ugent/wrappers").Limit>]> = []
+    for (const part of value.value.split(";").filter((p) => p.trim() !== "")) {
+      const eq = part.indexOf("=")
+      const limits = eq < 0 ? Option.none() : Profile.parseLimits(part.slice(eq + 1))
+      if (eq < 0 || Option.isNone(limits)) {
+        return yield* new UsageError({
+          problem: `--rate-tool ${part} is not a pattern with limits: write it as world.tools.file.read=5/min.`
         })
-    })
+      }
+      out.push([part.slice(0, eq).trim(), limits.value] as const)
+    }
+    return out
   })
 
-/**
- * The configuration the flags describe: the server's options, and for
- * commands that call tools the workspace's proof key.
- *
- * @category configuration
- * @since 0.1.0
- */
-export interface Setup {
-  readonly options: Server.Options
-  readonly proofKey: Uint8Array | undefined
+const durationFlag = (value: Option.Option<string>) => {
+  if (Option.isNone(value)) return Effect.succeed(undefined)
+  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|sec|seconds?|m|min|minutes?|h|hours?)?$/.exec(value.value.trim())
+  if (m === null) {
+    return Effect.fail(
+      new UsageError({ problem: `--timeout ${value.value} is not a duration: write it as 30s or 2min.` })
+    )
+  }
+  const unit = m[2] ?? "s"
+  const factor = unit === "ms" ? 1 : unit.startsWith("s") ? 1000 : unit.startsWith("m") ? 60_000 : 3_600_000
+  return Effect.succeed(Number(m[1]) * factor)
 }
 
+const loopFlag = (value: Option.Option<string>) =>
+  Option.isNone(value)
+    ? Effect.succeed(undefined)
+    : Option.match(Profile.parseLoop(value.value), {
+        onNone: () =>
+          Effect.fail(
+            new UsageError({
+              problem: `--loop ${value.value} is not a loop setting: write it as 3/1min (three repeats within a minute) or off.`
+            })
+          ),
+        onSome: (loop) => Effect.succeed(loop)
+      })
+
 /**
- * Reads the flags into a {@link Setup}.
+ * Reads the flags into a server's options. Commands that call tools use the
+ * workspace's proof key (so proofs printed by one `ugent` process are
+ * accepted by the next); `fallbackProfile` is the command's default profile.
  *
  * @category configuration
  * @since 0.1.0
  */
 export const setupOf = (
   flags: Common,
-  defaults: { readonly stores: "memory" | "sqlite"; readonly proofKey: boolean }
-): Effect.Effect<Setup, UsageError> =>
+  defaults: {
+    readonly stores: "memory" | "sqlite"
+    readonly proofKey: boolean
+    readonly profile: Profile.Profile
+  }
+): Effect.Effect<Server.Options, UsageError> =>
   Effect.gen(function* () {
     const root = resolve(Option.getOrElse(flags.root, () => process.cwd()))
     if (!isDirectory(root)) return yield* new UsageError({ problem: `The root ${root} is not a directory.` })
@@ -246,23 +274,34 @@ export const setupOf = (
         )
       : undefined
     const stores = yield* storesOf(flags.stores, defaults.stores)
-    if (stores === "sqlite") yield* prepareUgentDir(root)
+    if (stores === "sqlite" || defaults.proofKey) {
+      yield* State.prepare(root).pipe(Effect.mapError((e) => new UsageError({ problem: e.message })))
+    }
+    if (Option.isSome(flags.budget) && flags.budget.value < 100) {
+      return yield* new UsageError({
+        problem: `--budget ${flags.budget.value} is too small: give at least 100 tokens.`
+      })
+    }
     return {
-      options: {
-        root,
-        trust,
-        recipe,
-        stores,
-        redis: Option.getOrUndefined(flags.redis),
-        observerId: flags.observer
+      root,
+      trust,
+      recipe,
+      stores,
+      redis: Option.getOrUndefined(flags.redis),
+      observerId: flags.observer,
+      profile: Option.getOrUndefined(flags.profile),
+      fallbackProfile: defaults.profile,
+      limits: {
+        global: yield* limitsFlag("rate-global", flags.rateGlobal),
+        caller: yield* limitsFlag("rate-caller", flags.rateCaller),
+        tool: yield* toolLimitsFlag(flags.rateTool)
       },
-      proofKey: defaults.proofKey ? yield* proofKey(root) : undefined
+      timeout: yield* durationFlag(flags.timeout),
+      loop: yield* loopFlag(flags.loop),
+      budgetTokens: Option.getOrUndefined(flags.budget),
+      proofKey: defaults.proofKey ? "workspace" : undefined
     }
   })
-
-/** The proof key as a layer (nothing when the command calls no tool). */
-const keyLayer = (setup: Setup): Layer.Layer<never> =>
-  setup.proofKey === undefined ? Layer.empty : ReadProof.layerKey(setup.proofKey)
 
 // ---------------------------------------------------------------------------
 // Printing
@@ -318,10 +357,10 @@ const startupProblem = (e: unknown): UsageError => {
   return new UsageError({ problem: `The server could not start: ${text.replace(/\.$/, "")}.` })
 }
 
-const onRoad = <A>(setup: Setup, effect: Effect.Effect<A, never, Server.Services>): Effect.Effect<A, UsageError> =>
-  Effect.provide(effect, Server.layer(setup.options).pipe(Layer.provideMerge(keyLayer(setup)))).pipe(
-    Effect.mapError(startupProblem)
-  )
+const onRoad = <A>(
+  options: Server.Options,
+  effect: Effect.Effect<A, never, Server.Services>
+): Effect.Effect<A, UsageError> => Effect.provide(effect, Server.layer(options)).pipe(Effect.mapError(startupProblem))
 
 // ---------------------------------------------------------------------------
 // Commands
@@ -329,8 +368,8 @@ const onRoad = <A>(setup: Setup, effect: Effect.Effect<A, never, Server.Services
 
 const list = Command.make("list", { ...common, json }, (flags) =>
   Effect.gen(function* () {
-    const setup = yield* setupOf(flags, { stores: "memory", proofKey: false })
-    const listing = yield* onRoad(setup, Http.listing)
+    const setup = yield* setupOf(flags, { stores: "memory", proofKey: false, profile: "local" })
+    const listing = yield* onRoad(setup, Effect.flatMap(Invoker, Catalog.listing))
     if (flags.json) return yield* printJson(listing)
     const width = Math.max(0, ...listing.paths.map((p) => p.path.length))
     for (const p of listing.paths) {
@@ -359,8 +398,11 @@ const describe = Command.make(
   },
   (flags) =>
     Effect.gen(function* () {
-      const setup = yield* setupOf(flags, { stores: "memory", proofKey: false })
-      const described = yield* onRoad(setup, Http.describe(flags.path))
+      const setup = yield* setupOf(flags, { stores: "memory", proofKey: false, profile: "local" })
+      const described = yield* onRoad(
+        setup,
+        Effect.flatMap(Invoker, (road) => Catalog.describe(road, flags.path))
+      )
       if (!described.ok) return yield* printOutcome(described, flags.json)
       const d = described.description
       if (flags.json) return yield* printJson(d)
@@ -413,7 +455,7 @@ const invoke = Command.make(
           ? yield* readStdin
           : flags.input.value
       const input = raw === undefined ? {} : yield* parseInput(raw)
-      const setup = yield* setupOf(flags, { stores: "sqlite", proofKey: true })
+      const setup = yield* setupOf(flags, { stores: "sqlite", proofKey: true, profile: "local" })
       const outcome = yield* onRoad(
         setup,
         withProgress(
@@ -450,7 +492,7 @@ const exec = Command.make(
   (flags) =>
     Effect.gen(function* () {
       const text = Option.isSome(flags.text) ? flags.text.value : yield* readStdin
-      const setup = yield* setupOf(flags, { stores: "sqlite", proofKey: true })
+      const setup = yield* setupOf(flags, { stores: "sqlite", proofKey: true, profile: "local" })
       const outcomes = yield* onRoad(
         setup,
         withProgress(
@@ -479,8 +521,8 @@ const exec = Command.make(
 
 const mcp = Command.make("mcp", { ...common }, (flags) =>
   Effect.gen(function* () {
-    const setup = yield* setupOf(flags, { stores: "sqlite", proofKey: true })
-    const road = Server.layer(setup.options).pipe(Layer.provideMerge(keyLayer(setup)))
+    const setup = yield* setupOf(flags, { stores: "sqlite", proofKey: true, profile: "local" })
+    const road = Server.layer(setup)
     yield* Layer.launch(Mcp.layerStdio().pipe(Layer.provide(road))).pipe(Effect.mapError(startupProblem))
   }).pipe(Effect.catchTag("UsageError", usage(false)))
 ).pipe(Command.withDescription("An MCP server on stdio (stdout carries only protocol messages)"))
@@ -500,24 +542,23 @@ const serve = Command.make(
   },
   (flags) =>
     Effect.gen(function* () {
-      const setup = yield* setupOf(flags, { stores: "sqlite", proofKey: true })
-      const options = setup.options
+      const options = yield* setupOf(flags, { stores: "sqlite", proofKey: true, profile: "shared" })
       if (!Http.isLoopback(flags.host) && process.env.UGENT_TOKEN === undefined) {
         yield* Console.error(
           `ugent: warning: ${flags.host} is not a loopback address; whoever reaches it calls as "${options.observerId}" at L${options.trust} (set UGENT_TOKEN to require a token).`
         )
       }
       const token = process.env.UGENT_TOKEN === "" ? undefined : process.env.UGENT_TOKEN
-      const app = Http.serve(
-        { ...options, port: flags.port, host: flags.host, token },
-        Mcp.layerHttp({ path: "/mcp" })
-      ).pipe(Layer.provide(keyLayer(setup)))
+      const app = Http.serve({ ...options, port: flags.port, host: flags.host, token }, Mcp.layerHttp({ path: "/mcp" }))
       yield* Effect.scoped(
         Effect.gen(function* () {
           const context = yield* Layer.build(app)
           const url = HttpServer.formatAddress(Context.get(context, HttpServer.HttpServer).address)
           yield* Console.error(
             `ugent: serving ${url} (API ${url}/v1, OpenAPI ${url}/v1/openapi.json, MCP ${url}/mcp) as ${options.observerId} at L${options.trust}, root ${options.root}${token !== undefined ? ", token required" : ""}`
+          )
+          yield* Console.error(
+            `ugent: ${Profile.describe(Profile.settings(options.recipe ?? {}, Server.overridesOf(options), "shared"))}`
           )
           return yield* Effect.never
         })
@@ -529,6 +570,59 @@ const serve = Command.make(
   )
 )
 
+const sinceFlag = (value: string): Effect.Effect<number | undefined, UsageError> => {
+  if (value === "all") return Effect.succeed(undefined)
+  const m = /^(\d+)\s*(m|min|h|d)$/.exec(value.trim())
+  if (m === null) {
+    return Effect.fail(
+      new UsageError({ problem: `--since ${value} is not a window: write it as 30m, 24h, 7d or all.` })
+    )
+  }
+  const unit = m[2] === "d" ? 86_400_000 : m[2] === "h" ? 3_600_000 : 60_000
+  return Effect.succeed(Date.now() - Number(m[1]) * unit)
+}
+
+const stats = Command.make(
+  "stats",
+  {
+    since: Flag.String("since").pipe(
+      Flag.withDescription("The window: 30m, 24h, 7d or all (default 24h)"),
+      Flag.withDefault("24h")
+    ),
+    ...common,
+    json
+  },
+  (flags) =>
+    Effect.gen(function* () {
+      const since = yield* sinceFlag(flags.since)
+      const options = yield* setupOf(flags, { stores: "sqlite", proofKey: false, profile: "local" })
+      const analytics = yield* onRoad(
+        options,
+        Effect.flatMap(AuditStore.AuditStore, (store) => store.analytics({ since })).pipe(
+          Effect.catch((e) => Effect.fail(startupProblem(e))),
+          Effect.orDie
+        )
+      )
+      if (flags.json) return yield* printJson({ since: since ?? null, ...analytics })
+      yield* Console.log(renderStats(analytics))
+    }).pipe(Effect.catchTag("UsageError", usage(flags.json)))
+).pipe(
+  Command.withDescription(
+    "The analytics of the audit store: calls, successes, refusals by reason, p50/p95 per path and per caller"
+  )
+)
+
+const renderStats = (a: AuditStore.AuditAnalytics): string => {
+  const row = (s: AuditStore.AuditStats) =>
+    `  ${s.key.padEnd(36)} ${String(s.calls).padStart(6)} calls  ${String(s.successes).padStart(6)} ok  ${String(s.failures).padStart(5)} failed  p95 ${s.p95DurationMillis === undefined ? "-" : `${s.p95DurationMillis.toFixed(1)} ms`}`
+  return [
+    "By path:",
+    ...(a.byTool.length === 0 ? ["  (no calls)"] : a.byTool.map(row)),
+    "By caller:",
+    ...(a.byObserver.length === 0 ? ["  (no calls)"] : a.byObserver.map(row))
+  ].join("\n")
+}
+
 /**
  * The `ugent` command.
  *
@@ -539,7 +633,7 @@ export const command = Command.make("ugent").pipe(
   Command.withDescription(
     "Every tool on a path (world.tools.file.read), through one road: policy, trust, rate limits, audit, events"
   ),
-  Command.withSubcommands([list, describe, invoke, exec, serve, mcp])
+  Command.withSubcommands([list, describe, invoke, exec, serve, mcp, stats])
 )
 
 /** Invalid invocations go to stderr, so stdout keeps only results. */

@@ -17,26 +17,13 @@ import { createHash, timingSafeEqual } from "node:crypto"
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Observer, ToolError } from "@ugent/core"
-import {
-  ByteSize,
-  Context,
-  Deferred,
-  type Duration,
-  Effect,
-  Layer,
-  Option,
-  Schedule,
-  Schema,
-  Scope,
-  Stream
-} from "effect"
+import { ByteSize, Context, Deferred, type Duration, Effect, Layer, Schedule, Schema, Scope, Stream } from "effect"
 import * as Sse from "effect/encoding/Sse"
 import { HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import * as Catalog from "../Catalog.ts"
 import * as Events from "../Events.ts"
 import * as Invoke from "../Invoke.ts"
-import * as Parse from "../Parse.ts"
-import { toProviderName } from "../Path.ts"
 import type * as Recipe from "../Recipe.ts"
 import * as Server from "../Server.ts"
 
@@ -44,14 +31,12 @@ import * as Server from "../Server.ts"
 // The contract
 // ---------------------------------------------------------------------------
 
-const Level = Schema.Literals([0, 1, 2, 3])
-
 const FailureJson = Schema.Struct({
   _tag: Schema.String.annotate({ description: "The error's tag, e.g. TrustDenied, UnknownPath, FileNotFound." }),
   message: Schema.String.annotate({ description: "What went wrong and what to do next, for a person or a model." })
 }).annotate({ description: "A failure: its tag, its message and its structured fields (more keys may follow)." })
 
-const Kind = Schema.Literals(["not_found", "invalid_input", "denied", "rate_limited", "failed", "parse"])
+const Kind = ToolError.KindSchema
 
 /**
  * A successful call, as the API returns it (HTTP 200).
@@ -83,72 +68,47 @@ export const Failure = Schema.Struct({
 const failureWith = (status: number, description: string) =>
   Failure.annotate({ description }).pipe(HttpApiSchema.status(status))
 
-const Annotations = Schema.Struct({
-  readOnly: Schema.Boolean,
-  destructive: Schema.Boolean,
-  idempotent: Schema.Boolean,
-  openWorld: Schema.Boolean
-})
-
 /**
- * One offered path in a listing.
+ * One offered path in a listing (see the `Catalog`).
  *
  * @category schemas
  * @since 0.1.0
  */
-export const Summary = Schema.Struct({
-  path: Schema.String,
-  providerName: Schema.String.annotate({ description: "The provider-safe name (world_tools_file_read)." }),
-  description: Schema.String,
-  trust: Level.annotate({ description: "The level a call needs under the recipe (the tool's own, maybe raised)." }),
-  requiresApproval: Schema.Boolean,
-  annotations: Annotations
-}).annotate({ identifier: "PathSummary" })
+export const Summary = Catalog.Summary
 
 /**
  * @category models
  * @since 0.1.0
  */
-export type Summary = typeof Summary.Type
+export type Summary = Catalog.Summary
 
 /**
- * The listing: who the caller is and what it may use.
+ * The listing (see the `Catalog`).
  *
  * @category schemas
  * @since 0.1.0
  */
-export const Listing = Schema.Struct({
-  observer: Schema.Struct({ id: Schema.String, trust: Level }),
-  paths: Schema.Array(Summary)
-}).annotate({ identifier: "Listing" })
+export const Listing = Catalog.Listing
 
 /**
  * @category models
  * @since 0.1.0
  */
-export type Listing = typeof Listing.Type
+export type Listing = Catalog.Listing
 
 /**
- * A path described: its schemas, level and effects.
+ * A path described (see the `Catalog`).
  *
  * @category schemas
  * @since 0.1.0
  */
-export const Described = Schema.Struct({
-  ...Summary.fields,
-  name: Schema.String,
-  toolTrust: Level.annotate({ description: "The tool's own level." }),
-  effects: Schema.Record(Schema.String, Schema.Boolean),
-  input: Schema.Unknown.annotate({ description: "JSON Schema of the input." }),
-  output: Schema.Unknown.annotate({ description: "JSON Schema of the output." }),
-  failure: Schema.Unknown.annotate({ description: "JSON Schema of the failures." })
-}).annotate({ identifier: "Description" })
+export const Described = Catalog.Described
 
 /**
  * @category models
  * @since 0.1.0
  */
-export type Described = typeof Described.Type
+export type Described = Catalog.Described
 
 const PathParam = {
   path: Schema.String.annotate({
@@ -180,16 +140,20 @@ export class V1 extends HttpApiGroup.make("v1")
       error: [
         failureWith(400, "Invalid input, invalid JSON body, or an unparsable pipeline (invalid_input, parse)."),
         failureWith(401, "The server has a token and the request did not present it (Authorization: Bearer)."),
-        failureWith(403, "Refused by the recipe, the trust level, an approval or a forbidden rule (denied)."),
-        failureWith(404, "No such path, or hidden from this caller (not_found)."),
+        failureWith(
+          403,
+          "Refused by the recipe, the trust level, an approval, a forbidden rule or the workspace jail (denied)."
+        ),
+        failureWith(404, "No such path (or hidden from this caller), or the thing named does not exist (not_found)."),
+        failureWith(409, "The world is not as the caller assumed: a stale read proof, a file that exists (conflict)."),
         failureWith(413, "The body is larger than the server's limit."),
-        failureWith(422, "The tool ran and failed on its own terms (failed), e.g. FileNotFound, ProofRejected."),
+        failureWith(422, "The tool ran and failed on its own terms (failed)."),
         failureWith(
           429,
           "Rate limited, a repeated call (LoopDetected) or too many calls (rate_limited); see Retry-After."
         ),
-        failureWith(503, "A retryable failure: the circuit is open, a store is down; see Retry-After when known."),
-        failureWith(504, "The call timed out (TimedOut).")
+        failureWith(503, "A dependency is down or the circuit is open (unavailable); see Retry-After when known."),
+        failureWith(504, "The call timed out (timeout).")
       ]
     }).annotateMerge(OpenApi.annotations({ summary: "Invokes a path (or a pipeline) with the body as input." })),
     HttpApiEndpoint.get("events", "/events", {
@@ -225,44 +189,37 @@ export class Api extends HttpApi.make("ugent")
 // Statuses
 // ---------------------------------------------------------------------------
 
+const statuses: Readonly<Record<ToolError.Kind, number>> = {
+  invalid_input: 400,
+  parse: 400,
+  denied: 403,
+  not_found: 404,
+  conflict: 409,
+  rate_limited: 429,
+  failed: 422,
+  unavailable: 503,
+  timeout: 504
+}
+
 /**
- * The HTTP status of an outcome: 200 on success; 404 not_found; 400
- * invalid_input and parse; 403 denied; 429 rate_limited; for a tool's own
- * failure 504 when it timed out, 503 when it is retryable (an open circuit, a
- * store down, an error marked `retryable`), else 422.
+ * The HTTP status of an outcome: 200 on success, else its kind's: 400
+ * `invalid_input` and `parse`, 403 `denied`, 404 `not_found`, 409
+ * `conflict`, 429 `rate_limited`, 422 `failed`, 503 `unavailable`, 504
+ * `timeout`.
  *
  * **Example** (Statuses)
  * ```ts
  * import { Http } from "@ugent/agentese"
- * const failure = (kind: "denied" | "failed", _tag: string) =>
+ * const failure = (kind: "denied" | "not_found", _tag: string) =>
  *   ({ ok: false, error: { _tag, message: "" }, kind, path: "p", callId: "c" }) as const
- * console.log(Http.statusOf(failure("denied", "TrustDenied")), Http.statusOf(failure("failed", "FileNotFound")))
- * // => 403 422
+ * console.log(Http.statusOf(failure("denied", "TrustDenied")), Http.statusOf(failure("not_found", "NotFound")))
+ * // => 403 404
  * ```
  *
  * @category statuses
  * @since 0.1.0
  */
-export const statusOf = (outcome: Invoke.Outcome): number => {
-  if (outcome.ok) return 200
-  switch (outcome.kind) {
-    case "not_found":
-      return 404
-    case "invalid_input":
-    case "parse":
-      return 400
-    case "denied":
-      return 403
-    case "rate_limited":
-      return 429
-    case "failed": {
-      const tag = outcome.error._tag
-      if (tag === "TimedOut") return 504
-      if (tag === "CircuitOpen" || tag === "StoreError" || outcome.error.retryable === true) return 503
-      return 422
-    }
-  }
-}
+export const statusOf = (outcome: Invoke.Outcome): number => (outcome.ok ? 200 : statuses[outcome.kind])
 
 /**
  * The `Retry-After` header of an outcome (whole seconds, rounded up), from
@@ -276,85 +233,6 @@ export const retryAfterSeconds = (outcome: Invoke.Outcome): number | undefined =
   const ms = ToolError.retryAfterMillis(outcome.error)
   return ms === undefined ? undefined : Math.max(1, Math.ceil(ms / 1000))
 }
-
-// ---------------------------------------------------------------------------
-// Shapes shared with the CLI
-// ---------------------------------------------------------------------------
-
-/**
- * The summary of an offer, as listings print it.
- *
- * @category shapes
- * @since 0.1.0
- */
-export const summarize = (offer: Invoke.Offer): Summary => ({
-  path: offer.path,
-  providerName: toProviderName(offer.path),
-  description: offer.description,
-  trust: offer.requiredTrust,
-  requiresApproval: offer.requiresApproval,
-  annotations: offer.annotations
-})
-
-/**
- * The full description of an offer.
- *
- * @category shapes
- * @since 0.1.0
- */
-export const describeOffer = (offer: Invoke.Offer): Described => ({
-  ...summarize(offer),
-  name: offer.name,
-  toolTrust: offer.trust,
-  effects: offer.effects,
-  input: offer.input,
-  output: offer.output,
-  failure: offer.failure
-})
-
-/**
- * The caller's listing: who it is and the paths it may use.
- *
- * @category shapes
- * @since 0.1.0
- */
-export const listing: Effect.Effect<Listing, never, Invoke.Invoker | Observer.Observer | Recipe.CurrentRecipe> =
-  Effect.gen(function* () {
-    const observer = yield* Observer.Observer
-    const offers = yield* (yield* Invoke.Invoker).list
-    return { observer: { id: observer.id, trust: observer.trust }, paths: offers.map(summarize) }
-  })
-
-/**
- * Describes a path or a provider-safe name for the caller; a hidden or
- * unknown path is an `UnknownPath` outcome.
- *
- * @category shapes
- * @since 0.1.0
- */
-export const describe = (
-  name: string
-): Effect.Effect<
-  { readonly ok: true; readonly description: Described } | Extract<Invoke.Outcome, { ok: false }>,
-  never,
-  Invoke.Invoker | Observer.Observer | Recipe.CurrentRecipe
-> =>
-  Effect.gen(function* () {
-    const invoker = yield* Invoke.Invoker
-    const path = Option.getOrElse(Parse.pathOf(name), () => name)
-    return yield* invoker.describe(path).pipe(
-      Effect.map((offer) => ({ ok: true as const, description: describeOffer(offer) })),
-      Effect.catch((error) =>
-        Effect.succeed({
-          ok: false as const,
-          error: ToolError.toJson(error),
-          kind: "not_found" as const,
-          path,
-          callId: ""
-        })
-      )
-    )
-  })
 
 // ---------------------------------------------------------------------------
 // The routes
@@ -521,9 +399,9 @@ const V1Handlers = (options: Options) =>
       ) => Effect.provideContext(effect, context)
 
       return handlers
-        .handle("list", () => withCaller(listing))
+        .handle("list", () => withCaller(Catalog.listing(invoker)))
         .handle("describe", ({ params }) =>
-          withCaller(describe(params.path)).pipe(
+          withCaller(Catalog.describe(invoker, params.path)).pipe(
             Effect.map((r) =>
               r.ok ? HttpServerResponse.jsonUnsafe(r.description) : HttpServerResponse.jsonUnsafe(r, { status: 404 })
             )

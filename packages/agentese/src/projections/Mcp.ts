@@ -9,14 +9,14 @@
  *
  * @since 0.1.0
  */
-import type { Observer } from "@ugent/core"
+import { randomUUID } from "node:crypto"
 import { Context, Effect, Layer, Logger, Option, type Stdio } from "effect"
 import { McpProtocol, McpSchema, McpServer } from "effect/ai"
 import type { HttpRouter } from "effect/http"
+import * as Catalog from "../Catalog.ts"
+import { capture, within } from "../internal/captured.ts"
 import type * as Invoke from "../Invoke.ts"
 import { Invoker } from "../Invoke.ts"
-import { capture, inputShape, isRecord, pathOfName, safeName, within } from "../internal/projection.ts"
-import type * as Recipe from "../Recipe.ts"
 import type { Description } from "../Registry.ts"
 
 /**
@@ -26,7 +26,7 @@ import type { Description } from "../Registry.ts"
  * @category models
  * @since 0.1.0
  */
-export type Services = Invoke.Invoker | Observer.Observer | Recipe.CurrentRecipe
+export type Services = Invoke.Services
 
 /**
  * How the server presents itself.
@@ -83,7 +83,7 @@ export const MetaKeys = {
   trust: "ugent/trust",
   /** Whether every call of the path waits for an approver. */
   approval: "ugent/approval",
-  /** Why a call failed: `not_found`, `invalid_input`, `denied`, `rate_limited`, `failed` or `parse`. */
+  /** Why a call failed: its kind (`invalid_input`, `denied`, `not_found`, `conflict`, `rate_limited`, `failed`, …). */
   kind: "ugent/kind",
   /** The call's id, shared by its trace, audit record and events. */
   callId: "ugent/callId"
@@ -99,7 +99,7 @@ const defaultVersion = "0.1.0"
  * @since 0.1.0
  */
 export const instructions =
-  "Every tool works inside one workspace. Read a file before you change it: world_tools_file_read returns a `proof` token; pass it as `proof` to world_tools_file_write or world_tools_file_edit. A failed call returns JSON with `_tag` and a `message` that says what to do next."
+  "Every tool works inside one workspace. Read a file before you change it: this server remembers what you read in this session, so world_tools_file_write and world_tools_file_edit need no `proof` from you (a `proof` token from a read is still accepted). A result too large for your context comes back as an `overBudget` summary with a memory id: read it in parts with self_memory_read, or ask for less. A failed call returns JSON with `_tag` and a `message` that says what to do next."
 
 /**
  * The MCP tool name of a path: its provider-safe form (`world_tools_file_read`),
@@ -120,7 +120,7 @@ export const instructions =
  * @category naming
  * @since 0.1.0
  */
-export const toolName = (path: string): string => Option.getOrElse(safeName(path), () => path)
+export const toolName: (path: string) => string = Catalog.toolName
 
 /**
  * The path a tool name calls: a listed (provider-safe) name or the dotted
@@ -137,7 +137,7 @@ export const toolName = (path: string): string => Option.getOrElse(safeName(path
  * @category naming
  * @since 0.1.0
  */
-export const pathOf = (name: string): Option.Option<string> => pathOfName(name)
+export const pathOf: (name: string) => Option.Option<string> = Catalog.pathOf
 
 const isOffer = (d: Description | Invoke.Offer): d is Invoke.Offer => "requiredTrust" in d
 
@@ -152,13 +152,13 @@ const isOffer = (d: Description | Invoke.Offer): d is Invoke.Offer => "requiredT
  * @since 0.1.0
  */
 export const toMcpTool = (description: Description | Invoke.Offer, name: string = toolName(description.path)) => {
-  const output = description.output as { readonly type?: unknown }
+  const output = Catalog.servedOutput(description.output) as { readonly type?: unknown }
   return new McpSchema.Tool({
     name,
     title: description.path,
     description: description.description,
-    inputSchema: inputShape(description.input).schema,
-    ...(output.type === "object" ? { outputSchema: description.output as Record<string, unknown> } : {}),
+    inputSchema: Catalog.inputShape(description.input).schema,
+    ...(output.type === "object" ? { outputSchema: output as Record<string, unknown> } : {}),
     annotations: {
       title: description.path,
       readOnlyHint: description.annotations.readOnly,
@@ -188,7 +188,7 @@ export const toCallToolResult = (outcome: Invoke.Outcome): McpSchema.CallToolRes
   outcome.ok
     ? new McpSchema.CallToolResult({
         content: [{ type: "text", text: JSON.stringify(outcome.result) ?? "null" }],
-        ...(isRecord(outcome.result) ? { structuredContent: outcome.result } : {}),
+        ...(Catalog.isRecord(outcome.result) ? { structuredContent: outcome.result } : {}),
         isError: false,
         _meta: { [MetaKeys.path]: outcome.path, [MetaKeys.callId]: outcome.callId }
       })
@@ -214,10 +214,12 @@ export const registrations: Layer.Layer<never, never, McpServer.McpServer | Serv
   Effect.gen(function* () {
     const captured = yield* capture
     const road = yield* Invoker
+    // Sessions are per MCP client of this server: what a client read, it may write without a token.
+    const instance = randomUUID().slice(0, 8)
     const offered = Effect.map(within(captured)(road.list), (offers) => new Set(offers.map((o) => o.path)))
     // The dotted alias is callable but never listed: one entry per path in a listing.
     const gate = McpServer.visibility(({ method, target }) =>
-      Option.match(pathOfName(target), {
+      Option.match(Catalog.pathOf(target), {
         onNone: () => Effect.succeed(false),
         onSome: (path) =>
           method === "tools/list" && target !== toolName(path)
@@ -230,11 +232,17 @@ export const registrations: Layer.Layer<never, never, McpServer.McpServer | Serv
       const services = yield* Effect.context<never>()
       const offers = new Map((yield* within(captured)(road.list)).map((o) => [o.path, o] as const))
       for (const entry of road.registry.entries) {
-        const described = offers.get(entry.path) ?? (yield* Effect.orDie(road.registry.describe(entry.path)))
-        const { unwrap } = inputShape(described.input)
+        const described = offers.get(entry.path) ?? road.registry.describeEntry(entry)
+        const { unwrap } = Catalog.inputShape(described.input)
         const handle = (args: unknown) =>
-          within(captured)(road.invoke({ path: entry.path, input: unwrap(args ?? {}) })).pipe(
-            Effect.map(toCallToolResult)
+          Effect.flatMap(Effect.serviceOption(McpSchema.McpServerClient), (client) =>
+            within(captured)(
+              road.invoke({
+                path: entry.path,
+                input: unwrap(args ?? {}),
+                session: Option.isSome(client) ? `mcp:${instance}:${client.value.clientId}` : undefined
+              })
+            ).pipe(Effect.map(toCallToolResult))
           )
         const names = new Set([toolName(entry.path), entry.path])
         for (const name of names) {

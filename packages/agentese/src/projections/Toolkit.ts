@@ -12,10 +12,13 @@
  */
 import { Effect, type Layer, Option, Schema } from "effect"
 import { Tool as AiTool, Toolkit as AiToolkit } from "effect/ai"
+import * as Catalog from "../Catalog.ts"
+import { capture, within } from "../internal/captured.ts"
 import type * as Invoke from "../Invoke.ts"
 import { Invoker } from "../Invoke.ts"
-import { capture, inputShape, type Services, safeName, within } from "../internal/projection.ts"
 import type { Description } from "../Registry.ts"
+
+type Services = Invoke.Services
 
 /**
  * The schema of a failure as the model receives it: the tagged error's JSON.
@@ -60,10 +63,10 @@ const isOffer = (d: Description | Invoke.Offer): d is Invoke.Offer => "requiredT
  * @since 0.1.0
  */
 export const toAiTool = (description: Description | Invoke.Offer): Option.Option<PathTool> =>
-  Option.map(safeName(description.path), (name) =>
+  Option.map(Catalog.safeName(description.path), (name) =>
     AiTool.dynamic(name, {
       description: description.description,
-      parameters: inputShape(description.input).schema,
+      parameters: Catalog.inputShape(description.input).schema,
       success: Schema.Unknown,
       failure: Failure,
       failureMode: "return"
@@ -99,7 +102,7 @@ export const build: Effect.Effect<Built, never, Services> = Effect.gen(function*
     const tool = toAiTool(offer)
     if (Option.isNone(tool)) continue
     tools.push(tool.value)
-    const { unwrap } = inputShape(offer.input)
+    const { unwrap } = Catalog.inputShape(offer.input)
     handlers[tool.value.name] = (params) =>
       within(captured)(road.invoke({ path: offer.path, input: unwrap(params ?? {}) })).pipe(
         Effect.flatMap((outcome) => (outcome.ok ? Effect.succeed(outcome.result) : Effect.fail(outcome.error)))

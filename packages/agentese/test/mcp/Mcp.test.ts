@@ -1,10 +1,9 @@
+import { tmpdir } from "node:os"
 import { assert, describe, it } from "@effect/vitest"
-import { Events, Invoke, Mcp, Node, Recipe, Registry } from "@ugent/agentese"
-import { Observer, Tool } from "@ugent/core"
-import { RateLimited, Stores } from "@ugent/wrappers"
-import { Effect, Layer, Option, Schema } from "effect"
+import { type Invoke, Mcp, type Registry, Server } from "@ugent/agentese"
+import { Family, Tool } from "@ugent/core"
+import { Effect, Option, Schema } from "effect"
 import { McpTest } from "effect/ai"
-import { CircuitBreaker } from "effect/persistence"
 
 const description = (overrides: Partial<Registry.Description> = {}): Registry.Description => ({
   path: "world.tools.text.upper",
@@ -123,16 +122,11 @@ describe("Mcp", () => {
       output: Schema.Struct({ pong: Schema.Boolean }),
       run: () => Effect.succeed({ pong: true })
     })
-    const road = Invoke.layer().pipe(
-      Layer.provide(Layer.mergeAll(Stores.layerMemory(), RateLimited.layerMemory, CircuitBreaker.layerStoreMemory())),
-      Layer.provideMerge(
-        Layer.mergeAll(
-          Registry.layer([Node.make("self.tools", { "text.upper": upper, "sys.ping": ping })]),
-          Events.layer
-        )
-      ),
-      Layer.provideMerge(Layer.mergeAll(Observer.layer({ id: "t", trust: 0 }), Recipe.layer(Recipe.allowAll)))
-    )
+    const road = Server.layer({
+      root: tmpdir(),
+      stores: "memory",
+      families: [Family.make({ name: "text", prefix: "self.tools", tools: { "text.upper": upper, "sys.ping": ping } })]
+    })
 
     it.effect("wraps a non-object input as { input } and unwraps it for the road", () =>
       Effect.gen(function* () {

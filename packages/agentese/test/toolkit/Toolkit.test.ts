@@ -2,12 +2,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Events, Invoke, Node, Path, Recipe, Registry, Server, Toolkit } from "@ugent/agentese"
-import { Observer, type Trust, Tool as UTool } from "@ugent/core"
-import { RateLimited, Stores } from "@ugent/wrappers"
+import { Events, Invoke, Path, Server, Toolkit } from "@ugent/agentese"
+import { Family, type Trust, Tool as UTool } from "@ugent/core"
 import { Context, Effect, Fiber, Layer, Stream } from "effect"
 import { AiError, Chat, LanguageModel, type Prompt, type Response, Tool } from "effect/ai"
-import { CircuitBreaker } from "effect/persistence"
 
 /** A temp workspace with files, removed when the scope closes. */
 const workspace = (files: Readonly<Record<string, string>>) =>
@@ -81,15 +79,11 @@ describe("Toolkit", () => {
     it.effect("takes a non-object input as an { input } parameter", () =>
       Effect.gen(function* () {
         const upper = UTool.fromFunction({ name: "text.upper", f: (s: string) => s.toUpperCase() })
-        const road = Invoke.layer().pipe(
-          Layer.provide(
-            Layer.mergeAll(Stores.layerMemory(), RateLimited.layerMemory, CircuitBreaker.layerStoreMemory())
-          ),
-          Layer.provideMerge(
-            Layer.mergeAll(Registry.layer([Node.make("self.tools", { "text.upper": upper })]), Events.layer)
-          ),
-          Layer.provideMerge(Layer.mergeAll(Observer.layer({ id: "t", trust: 0 }), Recipe.layer(Recipe.allowAll)))
-        )
+        const road = Server.layer({
+          root: tmpdir(),
+          stores: "memory",
+          families: [Family.make({ name: "text", prefix: "self.tools", tools: { "text.upper": upper } })]
+        })
         const toolkit = yield* Toolkit.fromInvoker.pipe(Effect.provide(road))
         const results = yield* toolkit.handle("self_tools_text_upper", { input: "hi" })
         const last = yield* Stream.runLast(results)

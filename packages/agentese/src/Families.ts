@@ -1,0 +1,46 @@
+/**
+ * The tool families a server serves by default, one line each. A family is
+ * one folder that exports its tools (see `Family` in `@ugent/core`); to
+ * serve another, add it to a server's `families` option (or to this list).
+ *
+ * | path | family | trust |
+ * |---|---|---|
+ * | `world.tools.file.read` / `list` / `glob` | file | L0 |
+ * | `world.tools.file.write` / `edit` | file | L1 (L2 outside the writable globs) |
+ * | `world.tools.search.grep` | search | L0 |
+ * | `world.tools.git.status` / `log` / `diff` / `blame` / `show` | git | L0 |
+ * | `self.memory.read` / `list` | memory | L0 |
+ *
+ * @since 0.2.0
+ */
+import { Family } from "@ugent/core"
+import { Files, Git, Search } from "@ugent/tools"
+import { Summarized } from "@ugent/wrappers"
+
+/**
+ * The `self.memory` family: results kept in working memory (by the result
+ * budget, or the `Summarized` wrapper), read back in parts.
+ *
+ * @category families
+ * @since 0.2.0
+ */
+export const memory = Family.make({
+  name: "memory",
+  prefix: "self.memory",
+  tools: { read: Summarized.read }
+})
+
+/**
+ * The built-in families, in the order they are registered.
+ *
+ * **Example** (Their names)
+ * ```ts
+ * import { Families } from "@ugent/agentese"
+ * console.log(Families.builtIn.map((f) => f.name))
+ * // => [ 'file', 'search', 'git', 'memory' ]
+ * ```
+ *
+ * @category families
+ * @since 0.2.0
+ */
+export const builtIn = [Files.family, Search.family, Git.family, memory] as const

@@ -1,0 +1,247 @@
+/**
+ * One call on the road, for one registered path, in the order its stages
+ * run (each a function below):
+ *
+ * refusal decided before (policy, calls per response) → level before
+ * decoding → the session's proof → decode once → loop check → gate once
+ * (forbidden rules, approval) → rate limits → circuit breaker → timeout →
+ * run as the caller → loop record and progress → encode → result budget →
+ * remember proofs.
+ *
+ * The whole is traced and audited (so a refusal at any stage is recorded
+ * with its reason), and every failure is typed: its kind lives on its class.
+ *
+ * @internal
+ */
+import { Boundary, type Family, type Observer, ReadProof, Tool, ToolError, Trust } from "@ugent/core"
+import {
+  Audited,
+  CircuitBreaker,
+  type CircuitBreakerOptions,
+  type Limit,
+  type MemoryStore,
+  RateLimited,
+  TimedOut,
+  Traced
+} from "@ugent/wrappers"
+import { Context, Effect, Schema } from "effect"
+import type { CircuitBreaker as Breaker, RateLimiter } from "effect/persistence"
+import * as Budget from "../../Budget.ts"
+import * as Loop from "../../Loop.ts"
+import { matches } from "../../Path.ts"
+import type * as Profile from "../../Profile.ts"
+import type * as Recipe from "../../Recipe.ts"
+import type { Entry } from "../../Registry.ts"
+import type * as Sessions from "../../Sessions.ts"
+
+/**
+ * The recipe does not let this caller use the path.
+ */
+export class PolicyDenied extends Schema.TaggedError<PolicyDenied>()("PolicyDenied", {
+  path: Schema.String,
+  reason: Schema.String
+}) {
+  static readonly kind: ToolError.Kind = "denied"
+  override get message(): string {
+    return `${this.path} is not available to you: ${this.reason}. Use only the paths you are offered (list them).`
+  }
+}
+
+/**
+ * The output of one pipeline step does not fit the input of the next.
+ */
+export class PipelineMismatch extends Schema.TaggedError<PipelineMismatch>()("PipelineMismatch", {
+  from: Schema.String,
+  to: Schema.String,
+  issues: Schema.String
+}) {
+  static readonly kind: ToolError.Kind = "invalid_input"
+  override get message(): string {
+    return `The output of ${this.from} does not fit the input of ${this.to}: ${this.issues.replace(/\s*\n\s*/g, " ")}. Describe both paths to compare their schemas, or add arguments to the second step.`
+  }
+}
+
+/** What the road decided about a call before it runs. */
+export interface Plan {
+  readonly decision: Recipe.Decision
+  readonly settings: Profile.Settings
+  /** The caller's session, when it keeps state (an MCP connection, an agent loop). */
+  readonly session: string | undefined
+  /** For a pipeline step after the first: the path whose output is this input. */
+  readonly from: string | undefined
+  /** A refusal decided before the call, recorded like any other. */
+  readonly refusal: unknown
+}
+
+/** The plan of the call being made: set around each call, read by its stages. */
+export const CurrentPlan = Context.Reference<Plan | undefined>("ugent/agentese/road/CurrentPlan", {
+  defaultValue: () => undefined
+})
+
+/** What the stages need from the road. */
+export interface Deps {
+  readonly loops: Loop.LoopDetectorShape
+  readonly sessions: Sessions.SessionsShape
+  readonly memory: MemoryStore.MemoryStoreShape
+  /** The workspace root, to spell paths canonically. */
+  readonly root: string | undefined
+  readonly breaker: Omit<CircuitBreakerOptions, "key"> | undefined
+  /** Whether the path's input has a `proof` a session may supply. */
+  readonly takesProof: boolean
+}
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** Stage: the level is checked before the input is decoded, so a caller learns nothing of a path it may not use. */
+const checkLevel = (entry: Entry, required: Trust.TrustLevel, observer: Observer.ObserverShape) =>
+  observer.trust < required
+    ? Effect.fail(
+        new ToolError.TrustDenied({
+          tool: entry.path,
+          required,
+          actual: observer.trust,
+          ...(required > entry.tool.trust ? { reason: "the recipe raises this path's level" } : {})
+        })
+      )
+    : Effect.void
+
+/** Stage: in a session, a write without a token gets the newest proof the caller was shown of that file. */
+const supplyProof = (deps: Deps, session: string | undefined, raw: unknown): Effect.Effect<unknown> => {
+  if (!deps.takesProof || session === undefined || !isRecord(raw) || raw.proof !== undefined) {
+    return Effect.succeed(raw)
+  }
+  if (typeof raw.path !== "string") return Effect.succeed(raw)
+  return Effect.map(deps.sessions.proofOf(session, Loop.canonicalPath(raw.path, deps.root)), (token) =>
+    token === undefined ? raw : { ...raw, proof: token }
+  )
+}
+
+/** Stage: decode once; for a later pipeline step a misfit is a PipelineMismatch. */
+const decode = (entry: Entry, from: string | undefined, input: unknown) =>
+  from === undefined
+    ? Boundary.decodeInput(entry.tool, input)
+    : Effect.mapError(
+        Boundary.decodeInput(entry.tool, input),
+        (e) => new PipelineMismatch({ from, to: entry.path, issues: e.issues })
+      )
+
+/** The limits of a call under its settings. */
+const limitsFor = (settings: Profile.Settings, path: string) => {
+  const tool: ReadonlyArray<Limit> = settings.tool.find(([pattern]) => matches(pattern, path))?.[1] ?? []
+  return { global: settings.global, observer: settings.caller, tool }
+}
+
+/** Stage: proofs in a result are remembered for the session, under the path asked for and the file's own. */
+const rememberProofs = (deps: Deps, session: string, asked: unknown, output: unknown): Effect.Effect<void> => {
+  const proofs: Array<ReadProof.ReadProof> = []
+  const walk = (v: unknown, depth: number): void => {
+    if (depth > 4) return
+    if (ReadProof.isProofLike(v)) proofs.push(v)
+    else if (Array.isArray(v)) for (const x of v) walk(x, depth + 1)
+    else if (isRecord(v)) for (const x of Object.values(v)) walk(x, depth + 1)
+  }
+  walk(output, 0)
+  if (proofs.length === 0) return Effect.void
+  const askedPath = isRecord(asked) && typeof asked.path === "string" ? asked.path : undefined
+  return Effect.forEach(
+    proofs,
+    (proof) => {
+      const paths = new Set([Loop.canonicalPath(proof.path, deps.root)])
+      if (askedPath !== undefined && proofs.length === 1) paths.add(Loop.canonicalPath(askedPath, deps.root))
+      return Effect.forEach(paths, (p) => deps.sessions.remember(session, p, proof), { discard: true })
+    },
+    { discard: true }
+  )
+}
+
+/**
+ * The served tool of a path: the stages above around the registered tool,
+ * traced and audited. Its input is the caller's raw JSON; its output is the
+ * encoded result (or an over-budget summary).
+ */
+export const serve = (entry: Entry, deps: Deps) => {
+  const path = entry.path
+  const writes = entry.tool.effects.writesFs || entry.tool.effects.callsShell
+  // Rate limits first (a refused call must not count against the tool), then the breaker around the timed run.
+  const timed = Tool.wrap(
+    entry.tool,
+    (run) => (a) =>
+      Effect.flatMap(CurrentPlan, (plan: Plan | undefined) => {
+        const millis = plan?.settings.timeoutMillis ?? 120_000
+        return Effect.timeoutOrElse(run(a), {
+          duration: millis,
+          orElse: () => Effect.fail(new TimedOut({ tool: path, timeoutMillis: millis, retryable: true }))
+        })
+      })
+  )
+  const guarded = timed.pipe(CircuitBreaker({ ...deps.breaker, key: path }), RateLimited({ key: path }))
+
+  const stages = (raw: unknown) =>
+    Effect.gen(function* () {
+      const plan = yield* CurrentPlan
+      if (plan === undefined) return yield* Effect.die(new Error(`${path} was called off the road (no plan)`))
+      if (plan.refusal !== undefined) return yield* Effect.fail(plan.refusal)
+      const decision = plan.decision
+      if (decision._tag === "Denied") return yield* new PolicyDenied({ path, reason: decision.reason })
+      const observer = yield* ObserverRef
+      yield* checkLevel(entry, decision.requiredTrust, observer)
+      const input = yield* supplyProof(deps, plan.session, raw)
+      const decoded = yield* decode(entry, plan.from, input)
+      const loop = plan.settings.loop
+      const loopKey = loop === undefined ? undefined : Loop.keyOf(observer.id, path, decoded, deps.root)
+      if (loop !== undefined && loopKey !== undefined) yield* deps.loops.check(loopKey, path, loop)
+      yield* Trust.admit({
+        tool: path,
+        observer,
+        required: decision.requiredTrust,
+        toolTrust: entry.tool.trust,
+        irreversible: entry.tool.effects.irreversible,
+        approval: decision.approval ? "the recipe asks for approval of every call of this path" : undefined,
+        input: decoded
+      })
+      const output = yield* guarded
+        .run(decoded)
+        .pipe(Effect.provideService(RateLimited.Limits, limitsFor(plan.settings, path)), Trust.runAs(observer))
+      if (writes) yield* deps.loops.progress
+      if (loop !== undefined && loopKey !== undefined) {
+        yield* deps.loops.record(loopKey, Loop.fingerprint(output), loop)
+      }
+      const encoded = yield* Boundary.encodeOutput(entry.tool, output)
+      const over = yield* Budget.apply({
+        path,
+        encoded,
+        text: JSON.stringify(encoded) ?? "",
+        budgetTokens: plan.settings.budgetTokens,
+        memory: deps.memory,
+        present: presentation(entry, output, decoded)
+      })
+      if (over !== undefined) return over
+      if (plan.session !== undefined) yield* rememberProofs(deps, plan.session, input, output)
+      return encoded
+    })
+
+  // The registered tool is closed over its services and needs only the capabilities `runAs` provides; the
+  // stages read the caller and the road's limiter and breaker store, which the road provides on every call.
+  const core = Tool.wrap(entry.tool, () => stages as (a: unknown) => Effect.Effect<unknown, unknown, Needs>, {
+    output: Schema.Unknown,
+    failure: Schema.Unknown
+  }) as Tool.Tool<unknown, unknown, unknown, Needs>
+  return core.pipe(Audited({ path }), Traced({ path }))
+}
+
+/** What a served call needs from the road, besides the plan. */
+export type Needs = Observer.Observer | RateLimiter.RateLimiter | Breaker.CircuitBreakerStore
+
+import { Observer as ObserverModule } from "@ugent/core"
+
+const ObserverRef = ObserverModule.Observer
+
+const presentation = (entry: Entry, output: unknown, input: unknown): Family.Presentation | undefined => {
+  if (entry.present === undefined) return undefined
+  try {
+    return entry.present(output, input)
+  } catch {
+    // A presenter that throws only loses its sentence: the generic summary is used.
+    return undefined
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * The road's first stage: a request becomes steps, each resolved to its
+ * registered tool and decided by the recipe. Every step is resolved and
+ * decided before any runs, so a pipeline whose third step is denied runs
+ * nothing; a denied step is still a call, refused (and recorded) later.
+ *
+ * @internal
+ */
+import * as Parse from "../../Parse.ts"
+import * as Recipe from "../../Recipe.ts"
+import type { Entry, RegistryShape, UnknownPath } from "../../Registry.ts"
+
+export interface Step {
+  readonly entry: Entry
+  readonly decision: Recipe.Decision
+  /** Arguments written on the step itself (`a >> b --x=1`). */
+  readonly args: Readonly<Record<string, unknown>>
+}
+
+export type Planned =
+  | { readonly _tag: "Planned"; readonly steps: ReadonlyArray<Step> }
+  | { readonly _tag: "Unplanned"; readonly path: string; readonly error: Parse.ParseError | UnknownPath }
+
+export const plan = (
+  registry: RegistryShape,
+  recipe: Recipe.Recipe,
+  request: { readonly path?: string | undefined; readonly steps?: ReadonlyArray<Parse.Step> | undefined }
+): Planned => {
+  let parsed: ReadonlyArray<Parse.Step>
+  if (request.steps !== undefined) {
+    parsed = request.steps
+  } else {
+    const result = Parse.pipeline(request.path ?? "")
+    if (result._tag === "Left") return { _tag: "Unplanned", path: request.path ?? "", error: result.left }
+    parsed = result.right.steps
+  }
+  const steps: Array<Step> = []
+  for (const step of parsed) {
+    const entry = registry.get(step.path)
+    if (entry === undefined) return { _tag: "Unplanned", path: step.path, error: registry.unknown(step.path) }
+    steps.push({ entry, decision: Recipe.decide(recipe, entry.path, entry.tool.trust), args: step.args })
+  }
+  return { _tag: "Planned", steps }
+}
