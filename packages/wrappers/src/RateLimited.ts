@@ -14,9 +14,9 @@
  * window because it has no window edge where twice the limit gets through.
  * A `limit` of 0 refuses every call. With `toolPerObserver`, the per-tool
  * limits are kept for each caller apart (a bucket per observer and tool),
- * so one caller's reads do not use up another's. The defaults are those of the design
- * documents: global 100/min and 2,000/h, per observer 10/min (burst
- * allowance 3) and 200/h, no per-tool limit.
+ * so one caller's reads do not use up another's. The defaults are those of
+ * the design documents: global 100/min and 2,000/h, per observer 10/min
+ * (burst allowance 3) and 200/h, no per-tool limit.
  *
  * @since 0.1.0
  */
