@@ -1,21 +1,27 @@
 /**
  * The `AuditStore` is the log of who called what: `Audited` records an entry
  * before each call (pending) and one after it (success or failure, with the
- * duration, the error's tag and message, a summary of the result and an
+ * duration, the error's tag, message and kind, a summary of the result and an
  * estimate of its tokens). It answers filtered listings and, for a time
- * window, per-tool and per-observer analytics: calls, success rate, average
- * and p95 duration.
+ * window, analytics: per tool and per observer the calls, successes,
+ * failures, refusals, success rate, average, median and p95 duration; the
+ * refusals by reason; and the totals.
+ *
+ * A refusal is a failure of kind `denied` or `rate_limited`: the road
+ * declined to run the call (a trust level, a policy, an approval, a rate
+ * limit, a loop), as opposed to a call that ran and failed.
  *
  * Every backend computes the analytics with the same definitions, so the
  * numbers agree whichever store holds the entries: calls are the `"after"`
- * entries in the window, p95 is the nearest-rank percentile, and averages are
- * rounded to the microsecond (3 decimals of a millisecond).
+ * entries in the window, p50 and p95 are nearest-rank percentiles, and
+ * averages are rounded to the microsecond (3 decimals of a millisecond).
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import * as internal from "./internal/auditAnalytics.ts"
+import * as model from "./internal/auditModel.ts"
 import * as sqlStore from "./internal/sql/auditStore.ts"
 import * as databases from "./internal/sql/databases.ts"
 import type { StoreError } from "./StoreError.ts"
@@ -27,13 +33,13 @@ import type { PgOptions, SqliteOptions } from "./Stores.ts"
  * @category schemas
  * @since 0.1.0
  */
-export const AuditPhase = Schema.Literals(["before", "after"])
+export const AuditPhase: typeof model.AuditPhase = model.AuditPhase
 
 /**
  * @category models
  * @since 0.1.0
  */
-export type AuditPhase = typeof AuditPhase.Type
+export type AuditPhase = model.AuditPhase
 
 /**
  * `"pending"` before the call, `"success"` or `"failure"` after it.
@@ -41,13 +47,29 @@ export type AuditPhase = typeof AuditPhase.Type
  * @category schemas
  * @since 0.1.0
  */
-export const AuditStatus = Schema.Literals(["pending", "success", "failure"])
+export const AuditStatus: typeof model.AuditStatus = model.AuditStatus
 
 /**
  * @category models
  * @since 0.1.0
  */
-export type AuditStatus = typeof AuditStatus.Type
+export type AuditStatus = model.AuditStatus
+
+/**
+ * The failure an entry after a call records: the error's tag, its message,
+ * and its kind (`ToolError.kindOf`: `denied`, `rate_limited`, `not_found`…;
+ * absent on entries recorded before kinds were).
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
+export const AuditError: typeof model.AuditError = model.AuditError
+
+/**
+ * @category models
+ * @since 0.2.0
+ */
+export type AuditError = model.AuditError
 
 /**
  * One audit entry. `id` is the entry's own id; `callId` pairs the `"before"`
@@ -56,111 +78,110 @@ export type AuditStatus = typeof AuditStatus.Type
  * @category schemas
  * @since 0.1.0
  */
-export const AuditEntry = Schema.Struct({
-  id: Schema.String,
-  callId: Schema.String,
-  phase: AuditPhase,
-  at: Schema.Number,
-  observerId: Schema.String,
-  path: Schema.String,
-  inputSummary: Schema.String,
-  status: AuditStatus,
-  durationMillis: Schema.optionalKey(Schema.Number),
-  error: Schema.optionalKey(Schema.Struct({ tag: Schema.String, message: Schema.String })),
-  resultSummary: Schema.optionalKey(Schema.String),
-  /** Characters of the result / 4, rounded up. */
-  estimatedTokens: Schema.optionalKey(Schema.Number)
-})
+export const AuditEntry: typeof model.AuditEntry = model.AuditEntry
 
 /**
  * @category models
  * @since 0.1.0
  */
-export type AuditEntry = typeof AuditEntry.Type
+export type AuditEntry = model.AuditEntry
 
 /**
- * A filter for {@link AuditStoreShape.list}: `since` is inclusive, `until`
- * exclusive (epoch milliseconds).
+ * A filter for {@link AuditStoreShape.list} (`since` inclusive, `until`
+ * exclusive, epoch milliseconds), and the time window of
+ * {@link AuditStoreShape.analytics} (`since` inclusive, `until` exclusive; an
+ * open end takes everything on that side).
  *
  * @category models
  * @since 0.1.0
  */
-export interface ListQuery {
-  readonly since?: number | undefined
-  readonly until?: number | undefined
-  readonly path?: string | undefined
-  readonly observerId?: string | undefined
-  readonly limit: number
-}
+export type { ListQuery, TimeWindow } from "./internal/auditModel.ts"
 
 /**
- * The time window of {@link AuditStoreShape.analytics}: `since` inclusive,
- * `until` exclusive; an open end takes everything on that side.
+ * The kinds of failure that are refusals: the road declined to run the call
+ * (`denied`: a trust level, policy, approval or jail; `rate_limited`: a rate
+ * limit or a loop).
  *
- * @category models
- * @since 0.1.0
+ * @category schemas
+ * @since 0.2.0
  */
-export interface TimeWindow {
-  readonly since?: number | undefined
-  readonly until?: number | undefined
-}
+export const RefusalKind: typeof model.RefusalKind = model.RefusalKind
 
 /**
- * The statistics of one tool or one observer over a window. The durations are
- * absent when no completed call of the group recorded one.
+ * @category models
+ * @since 0.2.0
+ */
+export type RefusalKind = model.RefusalKind
+
+/**
+ * The statistics of one tool or one observer over a window: calls,
+ * successes, failures, refusals (the failures of a refusal kind), the success
+ * rate, and the average, median (p50) and p95 durations, nearest rank. The
+ * durations are absent when no completed call of the group recorded one.
  *
  * @category schemas
  * @since 0.1.0
  */
-export const AuditStats = Schema.Struct({
-  /** The tool's path, or the observer's id. */
-  key: Schema.String,
-  calls: Schema.Int,
-  successes: Schema.Int,
-  failures: Schema.Int,
-  /** `successes / calls`, from 0 to 1. */
-  successRate: Schema.Number,
-  averageDurationMillis: Schema.optionalKey(Schema.Number),
-  /** Nearest rank: the `ceil(0.95 · n)`-th smallest of the `n` durations. */
-  p95DurationMillis: Schema.optionalKey(Schema.Number)
-})
+export const AuditStats: typeof model.AuditStats = model.AuditStats
 
 /**
  * @category models
  * @since 0.1.0
  */
-export type AuditStats = typeof AuditStats.Type
+export type AuditStats = model.AuditStats
 
 /**
- * Analytics of a window, per tool and per observer, each sorted by key.
+ * How many calls were refused for one reason (the error's tag) and kind.
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
+export const RefusalCount: typeof model.RefusalCount = model.RefusalCount
+
+/**
+ * @category models
+ * @since 0.2.0
+ */
+export type RefusalCount = model.RefusalCount
+
+/**
+ * The counts of a whole window.
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
+export const AuditTotals: typeof model.AuditTotals = model.AuditTotals
+
+/**
+ * @category models
+ * @since 0.2.0
+ */
+export type AuditTotals = model.AuditTotals
+
+/**
+ * Analytics of a window: per tool and per observer (each sorted by key),
+ * refusals by reason (most frequent first, then by reason), and the totals.
  *
  * @category schemas
  * @since 0.1.0
  */
-export const AuditAnalytics = Schema.Struct({
-  byTool: Schema.Array(AuditStats),
-  byObserver: Schema.Array(AuditStats)
-})
+export const AuditAnalytics: typeof model.AuditAnalytics = model.AuditAnalytics
 
 /**
  * @category models
  * @since 0.1.0
  */
-export type AuditAnalytics = typeof AuditAnalytics.Type
+export type AuditAnalytics = model.AuditAnalytics
 
 /**
- * The operations of an audit store.
+ * The operations of an audit store: `record` writes one entry (an entry
+ * whose id is already stored is ignored), `list` answers a filter newest
+ * first (by `at`, then `id`), `analytics` summarizes a window.
  *
  * @category models
  * @since 0.1.0
  */
-export interface AuditStoreShape {
-  /** Writes one entry; it is stored when the effect succeeds. An entry whose id is already stored is ignored. */
-  readonly record: (entry: AuditEntry) => Effect.Effect<void, StoreError>
-  /** Matching entries, newest first (by `at`, then `id`), at most `limit`. */
-  readonly list: (query: ListQuery) => Effect.Effect<ReadonlyArray<AuditEntry>, StoreError>
-  readonly analytics: (window: TimeWindow) => Effect.Effect<AuditAnalytics, StoreError>
-}
+export type { AuditStoreShape } from "./internal/auditModel.ts"
 
 /**
  * The audit store service.
@@ -184,7 +205,16 @@ export interface AuditStoreShape {
  * @category services
  * @since 0.1.0
  */
-export class AuditStore extends Context.Service<AuditStore, AuditStoreShape>()("ugent/AuditStore") {}
+export class AuditStore extends Context.Service<AuditStore, model.AuditStoreShape>()("ugent/AuditStore") {}
+
+/**
+ * The 1-based rank of the median among `n` sorted values, nearest rank:
+ * `ceil(0.5 · n)`, computed in integers as the SQL stores do.
+ *
+ * @category analytics
+ * @since 0.2.0
+ */
+export const p50Rank: (n: number) => number = internal.p50Rank
 
 /**
  * The 1-based rank of the 95th percentile among `n` sorted values, nearest
@@ -204,50 +234,44 @@ export const p95Rank: (n: number) => number = internal.p95Rank
 export const roundMillis: (millis: number) => number = internal.roundMillis
 
 /**
+ * Whether an entry records a refusal: a failure whose kind is `denied` or
+ * `rate_limited`.
+ *
+ * **Example** (A denial is a refusal; a missing file is not)
+ * ```ts
+ * import { AuditStore } from "@ugent/wrappers"
+ * const entry = { id: "c1/after", callId: "c1", phase: "after" as const, at: 0, observerId: "ci", path: "file.read", inputSummary: "{}", status: "failure" as const }
+ * console.log(AuditStore.isRefusal({ ...entry, error: { tag: "Forbidden", message: "…", kind: "denied" } }))
+ * // => true
+ * console.log(AuditStore.isRefusal({ ...entry, error: { tag: "FileNotFound", message: "…", kind: "not_found" } }))
+ * // => false
+ * ```
+ *
+ * @category analytics
+ * @since 0.2.0
+ */
+export const isRefusal: (entry: AuditEntry) => boolean = internal.isRefusal
+
+/**
  * Computes the analytics of completed entries in memory, with the same
  * definitions as the SQL stores.
+ *
+ * **Example** (Refusals counted by reason)
+ * ```ts
+ * import { AuditStore } from "@ugent/wrappers"
+ * const call = (n: number, tag: string, kind: "denied" | "not_found") => ({
+ *   id: `c${n}/after`, callId: `c${n}`, phase: "after" as const, at: n, observerId: "agent", path: "file.read",
+ *   inputSummary: "{}", status: "failure" as const, durationMillis: n, error: { tag, message: "…", kind }
+ * })
+ * const { refusals, totals, byTool } = AuditStore.analyze([call(1, "Forbidden", "denied"), call(2, "Forbidden", "denied"), call(3, "FileNotFound", "not_found")], {})
+ * console.log(refusals, totals, byTool[0]?.p50DurationMillis)
+ * // => [ { reason: 'Forbidden', kind: 'denied', count: 2 } ] { calls: 3, successes: 0, failures: 3, refusals: 2 } 2
+ * ```
  *
  * @category analytics
  * @since 0.1.0
  */
-export const analyze = (entries: Iterable<AuditEntry>, window: TimeWindow): AuditAnalytics => {
-  const after: Array<AuditEntry> = []
-  for (const e of entries) {
-    if (e.phase !== "after") continue
-    if (window.since !== undefined && e.at < window.since) continue
-    if (window.until !== undefined && e.at >= window.until) continue
-    after.push(e)
-  }
-  const group = (keyOf: (e: AuditEntry) => string): ReadonlyArray<AuditStats> => {
-    const groups = new Map<string, Array<AuditEntry>>()
-    for (const e of after) {
-      const key = keyOf(e)
-      const list = groups.get(key)
-      if (list === undefined) groups.set(key, [e])
-      else list.push(e)
-    }
-    return [...groups.keys()]
-      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
-      .map((key) => statsOf(key, groups.get(key) ?? []))
-  }
-  return { byTool: group((e) => e.path), byObserver: group((e) => e.observerId) }
-}
-
-const statsOf = (key: string, entries: ReadonlyArray<AuditEntry>): AuditStats => {
-  const calls = entries.length
-  const successes = entries.filter((e) => e.status === "success").length
-  const failures = entries.filter((e) => e.status === "failure").length
-  const durations = entries.flatMap((e) => (e.durationMillis === undefined ? [] : [e.durationMillis]))
-  const stats: AuditStats = { key, calls, successes, failures, successRate: calls === 0 ? 0 : successes / calls }
-  if (durations.length === 0) return stats
-  durations.sort((a, b) => a - b)
-  const sum = durations.reduce((s, d) => s + d, 0)
-  return {
-    ...stats,
-    averageDurationMillis: roundMillis(sum / durations.length),
-    p95DurationMillis: durations[p95Rank(durations.length) - 1] ?? 0
-  }
-}
+export const analyze: (entries: Iterable<AuditEntry>, window: model.TimeWindow) => AuditAnalytics = internal.analyze
 
 /**
  * An audit store in memory. It keeps at most `capacity` entries (default
@@ -256,7 +280,7 @@ const statsOf = (key: string, entries: ReadonlyArray<AuditEntry>): AuditStats =>
  * @category constructors
  * @since 0.1.0
  */
-export const makeMemory = (options?: { readonly capacity?: number | undefined }): AuditStoreShape => {
+export const makeMemory = (options?: { readonly capacity?: number | undefined }): model.AuditStoreShape => {
   const capacity = options?.capacity ?? 100_000
   const entries = new Map<string, AuditEntry>()
   return {

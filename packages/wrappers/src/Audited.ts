@@ -2,8 +2,10 @@
  * `Audited` keeps a log of who called what: before each call it records a
  * pending entry into the `AuditStore` (the observer, the tool's path, a
  * summary of the input), and after it a second entry with the outcome
- * (success or failure, the duration, the error's tag and message, a summary
- * of the result and its estimated size in tokens, characters / 4).
+ * (success or failure, the duration, the error's tag, message and kind, a
+ * summary of the result and its estimated size in tokens, characters / 4).
+ * The two entries share a call id: the server's (`Traced.withCallId`) when
+ * it set one, so one id names the call's trace, audit entries and events.
  *
  * The entry before the call is written before the call runs: if it cannot be
  * written the call does not run (fail closed, `StoreError`). The entry after
@@ -16,11 +18,13 @@
 import { Observer, Tool, ToolError } from "@ugent/core"
 import { Cause, Clock, Context, Effect, Exit, Option } from "effect"
 import { dual } from "effect/Function"
-import { AuditStore } from "./AuditStore.ts"
+import { type AuditError, AuditStore } from "./AuditStore.ts"
 import { canonicalJson } from "./internal/canonical.ts"
 import { jsonOf, optionEncoder } from "./internal/jsonValue.ts"
+import { claim } from "./internal/callId.ts"
 import { traceId } from "./internal/traceId.ts"
 import { StoreError } from "./StoreError.ts"
+import { CallId } from "./Traced.ts"
 
 /**
  * The options of {@link Audited}.
@@ -93,7 +97,7 @@ const audited: {
           const store = Context.get(context, AuditStore)
           const observer = Context.getOption(context, Observer.Observer)
           const clock = Context.get(context, Clock.Clock)
-          const callId = traceId()
+          const callId = claim(Context.get(context, CallId), "audited") ?? traceId()
           const common = {
             callId,
             observerId: Option.isSome(observer) ? observer.value.id : anonymous,
@@ -113,7 +117,7 @@ const audited: {
               const durationMillis = Number(clock.currentTimeNanosUnsafe() - startNanos) / 1e6
               let outcome:
                 | { readonly status: "success"; readonly resultSummary: string; readonly estimatedTokens: number }
-                | { readonly status: "failure"; readonly error: { readonly tag: string; readonly message: string } }
+                | { readonly status: "failure"; readonly error: AuditError }
               if (Exit.isSuccess(exit)) {
                 const encoded = encodeOutput(exit.value)
                 const text = textOf(Option.isSome(encoded) ? encoded.value : jsonOf(exit.value))
@@ -155,13 +159,19 @@ const audited: {
   }
 )
 
-const errorOf = <E>(cause: Cause.Cause<E>): { readonly tag: string; readonly message: string } => {
+// A typed error carries its kind on its class; a defect is the tool's own failure; an interrupted call has no kind.
+const errorOf = <E>(cause: Cause.Cause<E>): AuditError => {
   const error = Cause.findErrorOption(cause)
-  if (Option.isSome(error))
-    return { tag: ToolError.toJson(error.value)._tag, message: ToolError.messageOf(error.value) }
+  if (Option.isSome(error)) {
+    return {
+      tag: ToolError.toJson(error.value)._tag,
+      message: ToolError.messageOf(error.value),
+      kind: ToolError.kindOf(error.value)
+    }
+  }
   if (Cause.hasInterruptsOnly(cause))
     return { tag: "Interrupted", message: "The call was interrupted before it finished." }
-  return { tag: "Defect", message: cut(Cause.pretty(cause), 500) }
+  return { tag: "Defect", message: cut(Cause.pretty(cause), 500), kind: "failed" }
 }
 
 /**

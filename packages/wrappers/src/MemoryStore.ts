@@ -7,11 +7,16 @@
  * Content is text; a JSON result is kept as its indented JSON text (kind
  * `"json"`), so ranges and lines cut it the same way on every backend.
  *
+ * Working memory is per caller: an entry may name its `owner` (the
+ * observer's id; `Summarized` records it), and `list` filters by owner, so
+ * each caller sees its own entries.
+ *
  * @since 0.1.0
  */
 import type { ToolError } from "@ugent/core"
 import { Context, Effect, Layer, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
+import * as model from "./internal/memoryModel.ts"
 import { countLines, sliceChars, sliceLines } from "./internal/memoryText.ts"
 import * as databases from "./internal/sql/databases.ts"
 import * as sqlStore from "./internal/sql/memoryStore.ts"
@@ -24,37 +29,31 @@ import type { PgOptions, SqliteOptions } from "./Stores.ts"
  * @category schemas
  * @since 0.1.0
  */
-export const MemoryKind = Schema.Literals(["text", "json"])
+export const MemoryKind: typeof model.MemoryKind = model.MemoryKind
 
 /**
  * @category models
  * @since 0.1.0
  */
-export type MemoryKind = typeof MemoryKind.Type
+export type MemoryKind = model.MemoryKind
 
 /**
  * What is known of an entry without reading its content. `size` counts
  * characters as JavaScript does (`String.length`); `lines` does not count a
  * final newline as the start of a line. `createdAt` is epoch milliseconds.
+ * `owner` is the observer the entry belongs to (absent: no one in
+ * particular).
  *
  * @category schemas
  * @since 0.1.0
  */
-export const MemoryInfo = Schema.Struct({
-  id: Schema.String,
-  tool: Schema.String,
-  kind: MemoryKind,
-  summary: Schema.String,
-  size: Schema.Int,
-  lines: Schema.Int,
-  createdAt: Schema.Number
-})
+export const MemoryInfo: typeof model.MemoryInfo = model.MemoryInfo
 
 /**
  * @category models
  * @since 0.1.0
  */
-export type MemoryInfo = typeof MemoryInfo.Type
+export type MemoryInfo = model.MemoryInfo
 
 /**
  * An entry with its full content.
@@ -62,13 +61,13 @@ export type MemoryInfo = typeof MemoryInfo.Type
  * @category schemas
  * @since 0.1.0
  */
-export const MemoryEntry = Schema.Struct({ ...MemoryInfo.fields, content: Schema.String })
+export const MemoryEntry: typeof model.MemoryEntry = model.MemoryEntry
 
 /**
  * @category models
  * @since 0.1.0
  */
-export type MemoryEntry = typeof MemoryEntry.Type
+export type MemoryEntry = model.MemoryEntry
 
 /**
  * A character range of an entry: `content` is `length` characters from
@@ -127,16 +126,31 @@ export interface PutInput {
   readonly tool: string
   readonly content: Schema.Json
   readonly summary: string
+  /** The observer the entry belongs to (default: no one in particular). */
+  readonly owner?: string | undefined
 }
 
 /**
- * No entry is stored under this id.
+ * What {@link MemoryStoreShape.list} takes: at most `limit` entries,
+ * optionally only those filed under `tool`, and only those of `owner` (an
+ * observer's id; `null`: only entries without an owner; absent: every
+ * entry).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type { MemoryListQuery } from "./internal/memoryModel.ts"
+
+/**
+ * No entry is stored under this id, or none that the caller may read
+ * (`memory.read` says the same of another caller's entry, so ids of others
+ * are not even confirmed).
  *
  * **Example** (Reading the message)
  * ```ts
  * import { MemoryStore } from "@ugent/wrappers"
  * console.log(new MemoryStore.MemoryNotFound({ id: "m-1" }).message)
- * // => No working-memory entry with id m-1: it was never stored or has been deleted. List the memory to see the ids that are kept.
+ * // => No working-memory entry with id m-1: it was never stored, has been deleted, or belongs to another caller. List your entries with self.memory.list to see the ids you can read.
  * ```
  *
  * @category errors
@@ -145,7 +159,7 @@ export interface PutInput {
 export class MemoryNotFound extends Schema.TaggedError<MemoryNotFound>()("MemoryNotFound", { id: Schema.String }) {
   static readonly kind: ToolError.Kind = "not_found"
   override get message(): string {
-    return `No working-memory entry with id ${this.id}: it was never stored or has been deleted. List the memory to see the ids that are kept.`
+    return `No working-memory entry with id ${this.id}: it was never stored, has been deleted, or belongs to another caller. List your entries with self.memory.list to see the ids you can read.`
   }
 }
 
@@ -173,10 +187,7 @@ export interface MemoryStoreShape {
   ) => Effect.Effect<MemoryLines, MemoryNotFound | StoreError>
   /** Whether there was an entry to delete. */
   readonly delete: (id: string) => Effect.Effect<boolean, StoreError>
-  readonly list: (query: {
-    readonly tool?: string | undefined
-    readonly limit: number
-  }) => Effect.Effect<ReadonlyArray<MemoryInfo>, StoreError>
+  readonly list: (query: model.MemoryListQuery) => Effect.Effect<ReadonlyArray<MemoryInfo>, StoreError>
 }
 
 /**
@@ -220,6 +231,7 @@ export const entryOf = (input: PutInput & { readonly id: string; readonly create
     size: content.length,
     lines: countLines(content),
     createdAt: input.createdAt,
+    ...(input.owner === undefined ? {} : { owner: input.owner }),
     content
   }
 }
@@ -275,17 +287,22 @@ export const newestFirst = (a: MemoryInfo, b: MemoryInfo): number =>
   b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
 
 /**
- * What a backend must do; {@link fromPrimitives} derives the rest.
+ * Whether an entry is listed by a query's `owner`: an owner's own entries,
+ * `null` for the entries without one, every entry when the query names none.
+ *
+ * @category filters
+ * @since 0.2.0
+ */
+export const ownedBy = (info: MemoryInfo, owner: string | null | undefined): boolean =>
+  owner === undefined || (owner === null ? info.owner === undefined : info.owner === owner)
+
+/**
+ * What a backend must do (`write`, `read`, `delete`, `list`); {@link fromPrimitives} derives the rest.
  *
  * @category models
  * @since 0.1.0
  */
-export interface MemoryPrimitives {
-  readonly write: (entry: MemoryEntry) => Effect.Effect<void, StoreError>
-  readonly read: (id: string) => Effect.Effect<MemoryEntry | undefined, StoreError>
-  readonly delete: (id: string) => Effect.Effect<boolean, StoreError>
-  readonly list: MemoryStoreShape["list"]
-}
+export type { MemoryPrimitives } from "./internal/memoryModel.ts"
 
 /**
  * Derives the whole shape from four primitives, so every backend reads,
@@ -294,7 +311,7 @@ export interface MemoryPrimitives {
  * @category constructors
  * @since 0.1.0
  */
-export const fromPrimitives = (primitives: MemoryPrimitives): MemoryStoreShape => {
+export const fromPrimitives = (primitives: model.MemoryPrimitives): MemoryStoreShape => {
   const get = (id: string) =>
     Effect.flatMap(primitives.read(id), (entry) =>
       entry === undefined ? Effect.fail(new MemoryNotFound({ id })) : Effect.succeed(entry)
@@ -339,10 +356,12 @@ export const makeMemory = (options?: { readonly capacity?: number | undefined })
       }),
     read: (id) => Effect.sync(() => entries.get(id)),
     delete: (id) => Effect.sync(() => entries.delete(id)),
-    list: ({ tool, limit }) =>
+    list: ({ tool, owner, limit }) =>
       Effect.sync(() => {
         const out: Array<MemoryInfo> = []
-        for (const entry of entries.values()) if (tool === undefined || entry.tool === tool) out.push(infoOf(entry))
+        for (const entry of entries.values()) {
+          if ((tool === undefined || entry.tool === tool) && ownedBy(entry, owner)) out.push(infoOf(entry))
+        }
         return out.sort(newestFirst).slice(0, Math.max(0, limit))
       })
   })

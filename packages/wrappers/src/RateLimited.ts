@@ -12,9 +12,11 @@
  * in nginx's `burst`), so "10 per minute with a burst allowance of 3" admits
  * 13 calls at once, then one every 6 s. A token bucket rather than a fixed
  * window because it has no window edge where twice the limit gets through.
- * A `limit` of 0 refuses every call. The defaults are those of the design
- * documents: global 100/min and 2,000/h, per observer 10/min (burst
- * allowance 3) and 200/h, no per-tool limit.
+ * A `limit` of 0 refuses every call. With `toolPerObserver`, the per-tool
+ * limits are kept for each caller apart (a bucket per observer and tool),
+ * so one caller's reads do not use up another's. The defaults are those of
+ * the design documents: global 100/min and 2,000/h, per observer 10/min
+ * (burst allowance 3) and 200/h, no per-tool limit.
  *
  * @since 0.1.0
  */
@@ -122,6 +124,13 @@ export interface RateLimitedOptions {
   readonly tool?: ReadonlyArray<Limit> | false | undefined
   /** The per-tool key (default: the tool's name); tools sharing it share their per-tool limits. */
   readonly key?: string | undefined
+  /**
+   * Keep the per-tool limits per caller: the key includes the id of the
+   * `Observer` in context, so each observer has its own bucket for each tool
+   * (default `false`: one bucket per tool, shared by every caller). Callers
+   * without an `Observer` share the tool's bucket.
+   */
+  readonly toolPerObserver?: boolean | undefined
   /** Prefix of every key in the store (default `"ugent:"`), to keep several deployments apart in one Redis. */
   readonly prefix?: string | undefined
   /** When the store cannot be reached: admit the call (`"allow"`, default) or refuse it (`"fail"`). */
@@ -195,6 +204,7 @@ const rateLimited: {
   ): Tool.Tool<A, B, E | RateLimitedError, R | RateLimiter.RateLimiter> => {
     const prefix = options?.prefix ?? "ugent:"
     const toolKey = options?.key ?? self.name
+    const toolPerObserver = options?.toolPerObserver ?? false
     const onStoreError = options?.onStoreError ?? "allow"
     const refused = (check: Compiled, retryAfterMillis: number) =>
       new RateLimitedError({
@@ -252,8 +262,11 @@ const rateLimited: {
               effect = Effect.andThen(effect, consume(limiter, check, observer.value.id))
             }
           }
+          // JSON keeps the pair apart whatever characters the tool key and the observer id hold.
+          const toolId =
+            toolPerObserver && Option.isSome(observer) ? JSON.stringify([toolKey, observer.value.id]) : toolKey
           for (const check of fixed.tool ?? compiled("tool", current.tool)) {
-            effect = Effect.andThen(effect, consume(limiter, check, toolKey))
+            effect = Effect.andThen(effect, consume(limiter, check, toolId))
           }
           for (const check of fixed.global ?? compiled("global", current.global)) {
             effect = Effect.andThen(effect, consume(limiter, check, "all"))

@@ -3,16 +3,29 @@
  * call is stored under an id in the `MemoryStore`, and only a short summary
  * (under 100 tokens, with the id and how to read the rest) goes back to the
  * caller. {@link memoryRead} (`memory.read`, served as `self.memory.read`)
- * fetches the full result, or a range of characters or lines of it, by id.
+ * fetches the full result, or a range of characters or lines of it, by id;
+ * {@link memoryList} (`memory.list`, served as `self.memory.list`) lists the
+ * caller's entries.
+ *
+ * Working memory is per caller: an entry is stored with the `Observer` in
+ * context as its owner, `memory.list` lists only the caller's own entries,
+ * and `memory.read` answers another caller's entry as it answers an unknown
+ * id (`MemoryNotFound`), so the ids of others are not even confirmed. An
+ * entry without an owner (stored with no `Observer` in context) can be read
+ * by anyone who has its id.
+ *
+ * The hints in answers (`hint`, `next`) name the reading tool as the caller
+ * knows it: {@link MemoryTools} holds the names (default `memory.read` and
+ * `memory.list`; a server sets the paths it serves them on).
  *
  * @since 0.1.0
  */
-import { Tool, type Trust } from "@ugent/core"
-import { Effect, Option, Schema } from "effect"
+import { Observer, Tool, type Trust } from "@ugent/core"
+import { Context, Effect, Option, Schema } from "effect"
 import { dual } from "effect/Function"
 import { canonicalJson } from "./internal/canonical.ts"
 import { jsonOf, optionEncoder } from "./internal/jsonValue.ts"
-import { entryOf, MemoryNotFound, MemoryStore } from "./MemoryStore.ts"
+import { entryOf, linesOf, type MemoryEntry, MemoryNotFound, MemoryStore, rangeOf } from "./MemoryStore.ts"
 import { StoreError } from "./StoreError.ts"
 
 /**
@@ -37,6 +50,79 @@ export const Summary = Schema.Struct({
  * @since 0.1.0
  */
 export type Summary = typeof Summary.Type
+
+/**
+ * The names the caller knows the memory tools by, as the hints in answers
+ * spell them.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface MemoryToolNames {
+  readonly read: string
+  readonly list: string
+}
+
+/**
+ * The names of the memory tools in hints (default `memory.read` and
+ * `memory.list`): a reference, so a server sets the paths it serves them on
+ * (`self.memory.read`, `self.memory.list`) for a whole call tree.
+ *
+ * **Example** (Hints that name the served path)
+ * ```ts
+ * import { Trust } from "@ugent/core"
+ * import { MemoryStore, Summarized } from "@ugent/wrappers"
+ * import { Effect, Layer } from "effect"
+ * const program = Effect.gen(function* () {
+ *   const id = yield* (yield* MemoryStore.MemoryStore).put({ id: "m-1", tool: "t", content: "a\nb\nc", summary: "" })
+ *   const part = yield* Summarized.read.run({ id, line: 1, lines: 1 })
+ *   return part.next
+ * })
+ * const served = Effect.provideService(program, Summarized.MemoryTools, { read: "self.memory.read", list: "self.memory.list" })
+ * console.log(Effect.runSync(served.pipe(Effect.provide(Layer.merge(MemoryStore.layerMemory(), Trust.grant(0))))))
+ * // => self.memory.read {"id":"m-1","line":2}
+ * ```
+ *
+ * @category references
+ * @since 0.2.0
+ */
+export const MemoryTools = Context.Reference<MemoryToolNames>("ugent/wrappers/Summarized/MemoryTools", {
+  defaultValue: () => ({ read: "memory.read", list: "memory.list" })
+})
+
+/**
+ * The call that reads an entry, as a hint: the reading tool's name, then its
+ * input as JSON (the id, and where to read on, if anywhere). A server that
+ * serves `memory.read` under another name writes its hints with it.
+ *
+ * **Example** (Hints for the whole entry and for the next page)
+ * ```ts
+ * import { Summarized } from "@ugent/wrappers"
+ * console.log(Summarized.nextHint("self.memory.read", "m-1"))
+ * // => self.memory.read {"id":"m-1"}
+ * console.log(Summarized.nextHint("self.memory.read", "m-1", { offset: 4000 }))
+ * // => self.memory.read {"id":"m-1","offset":4000}
+ * console.log(Summarized.nextHint("memory.read", "m-1", { line: 201 }))
+ * // => memory.read {"id":"m-1","line":201}
+ * ```
+ *
+ * @category hints
+ * @since 0.2.0
+ */
+export const nextHint = (
+  toolName: string,
+  id: string,
+  position?: { readonly offset: number } | { readonly line: number }
+): string => `${toolName} ${JSON.stringify({ id, ...position })}`
+
+/** The caller's observer id, if an `Observer` is in context. */
+const callerId: Effect.Effect<string | undefined> = Effect.map(Effect.serviceOption(Observer.Observer), (observer) =>
+  Option.isSome(observer) ? observer.value.id : undefined
+)
+
+/** Whether the caller may read an entry: its own, or one without an owner. */
+const readableBy = (entry: MemoryEntry, caller: string | undefined): boolean =>
+  entry.owner === undefined || entry.owner === caller
 
 /**
  * The options of {@link Summarized}.
@@ -111,13 +197,15 @@ const summarized: {
               : options.summarize(output, stored.content),
             max
           )
-          const memoryId = yield* memory.put({ tool: path, content, summary })
+          const owner = yield* callerId
+          const memoryId = yield* memory.put({ tool: path, content, summary, owner })
+          const names = yield* MemoryTools
           return {
             memoryId,
             summary,
             chars: stored.size,
             lines: stored.lines,
-            hint: `Full result: memory.read {"id":"${memoryId}"}`
+            hint: `Full result: ${nextHint(names.read, memoryId)}`
           }
         }),
       {
@@ -168,8 +256,9 @@ export const ReadOutput = Schema.Struct({
  * `memory.read`: reads a result kept by {@link Summarized}, whole or in part.
  * With `line` (and `lines`, default 200) it returns lines; otherwise
  * characters from `offset` (default 0), `length` at a time (default 4,000).
- * When there is more, `next` says how to read on. An unknown id fails with
- * `MemoryNotFound`.
+ * When there is more, `next` says how to read on (with the name from
+ * {@link MemoryTools}). An unknown id, or the id of another caller's entry,
+ * fails with `MemoryNotFound`.
  *
  * **Example** (Summarize, then read the details)
  * ```ts
@@ -208,9 +297,11 @@ export const memoryRead: Tool.Tool<
   failure: Schema.Union([MemoryNotFound, StoreError]),
   run: (input) =>
     Effect.gen(function* () {
-      const memory = yield* MemoryStore
+      const entry = yield* (yield* MemoryStore).get(input.id)
+      if (!readableBy(entry, yield* callerId)) return yield* Effect.fail(new MemoryNotFound({ id: input.id }))
+      const { read } = yield* MemoryTools
       if (input.line !== undefined) {
-        const part = yield* memory.getLines(input.id, { start: input.line, count: input.lines ?? 200 })
+        const part = linesOf(entry, input.line, input.lines ?? 200)
         return {
           id: part.id,
           content: part.content,
@@ -219,10 +310,10 @@ export const memoryRead: Tool.Tool<
           end: part.end,
           total: part.lines,
           hasMore: part.hasMore,
-          ...(part.hasMore ? { next: `memory.read {"id":"${part.id}","line":${part.end + 1}}` } : {})
+          ...(part.hasMore ? { next: nextHint(read, part.id, { line: part.end + 1 }) } : {})
         }
       }
-      const part = yield* memory.getRange(input.id, { offset: input.offset ?? 0, length: input.length ?? 4000 })
+      const part = rangeOf(entry, input.offset ?? 0, input.length ?? 4000)
       const end = part.offset + part.length
       return {
         id: part.id,
@@ -232,20 +323,113 @@ export const memoryRead: Tool.Tool<
         end,
         total: part.size,
         hasMore: part.hasMore,
-        ...(part.hasMore ? { next: `memory.read {"id":"${part.id}","offset":${end}}` } : {})
+        ...(part.hasMore ? { next: nextHint(read, part.id, { offset: end }) } : {})
       }
     })
 })
 
 /**
+ * The input of {@link memoryList}: how many entries at most (default 20),
+ * and optionally only those of one tool.
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
+export const ListInput = Schema.Struct({
+  limit: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 200 }))),
+  tool: Schema.optionalKey(Schema.String)
+})
+
+/**
+ * One entry as {@link memoryList} shows it: everything but its content
+ * (`size` in characters, `createdAt` in epoch milliseconds).
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
+export const ListedEntry = Schema.Struct({
+  id: Schema.String,
+  tool: Schema.String,
+  summary: Schema.String,
+  size: Schema.Int,
+  lines: Schema.Int,
+  createdAt: Schema.Number
+})
+
+/**
+ * What {@link memoryList} returns: the caller's entries, newest first, and
+ * whether there are more than the limit.
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
+export const ListOutput = Schema.Struct({
+  entries: Schema.Array(ListedEntry),
+  hasMore: Schema.Boolean
+})
+
+/**
+ * `memory.list`: the caller's own entries in working memory, newest first
+ * (at most `limit`, default 20), with their id, tool, summary, size, lines
+ * and time. The caller is the `Observer` in context; without one, the
+ * entries that have no owner.
+ *
+ * **Example** (Each caller lists its own results)
+ * ```ts
+ * import { Observer, Tool, Trust } from "@ugent/core"
+ * import { MemoryStore, Summarized } from "@ugent/wrappers"
+ * import { Effect, Layer, Schema } from "effect"
+ * const log = Summarized(Tool.fromFunction({ name: "git.log", input: Schema.Number, output: Schema.String, f: (n: number) => `${n} commits` }))
+ * const as = (id: string) => Effect.provide(Observer.layer({ id, trust: 0 }))
+ * const program = Effect.gen(function* () {
+ *   yield* log.run(3).pipe(as("alice"))
+ *   yield* log.run(5).pipe(as("bob"))
+ *   const { entries } = yield* Summarized.list.run({}).pipe(as("alice"))
+ *   return entries.map((e) => [e.tool, e.summary, e.lines])
+ * })
+ * console.log(Effect.runSync(program.pipe(Effect.provide(Layer.merge(MemoryStore.layerMemory(), Trust.grant(0))))))
+ * // => [ [ 'git.log', '1 line(s), 9 chars. Starts: 3 commits', 1 ] ]
+ * ```
+ *
+ * @category tools
+ * @since 0.2.0
+ */
+export const memoryList: Tool.Tool<typeof ListInput.Type, typeof ListOutput.Type, StoreError, MemoryStore | Trust.L0> =
+  Tool.make({
+    name: "memory.list",
+    description:
+      "Lists your results kept in working memory, newest first: id, tool, summary, size in characters and lines, when stored. Read one by its id with memory.read.",
+    input: ListInput,
+    output: ListOutput,
+    failure: StoreError,
+    run: (input) =>
+      Effect.gen(function* () {
+        const limit = input.limit ?? 20
+        const owner = (yield* callerId) ?? null
+        const found = yield* (yield* MemoryStore).list({ owner, limit: limit + 1, tool: input.tool })
+        return {
+          entries: found
+            .slice(0, limit)
+            .map(({ id, tool, summary, size, lines, createdAt }) => ({ id, tool, summary, size, lines, createdAt })),
+          hasMore: found.length > limit
+        }
+      })
+  })
+
+/**
  * Summarizes a tool's results into working memory (see the module
  * documentation). The wrapped tool returns a {@link Summary} (its output
  * schema changes accordingly) and may fail with `StoreError` when the result
- * cannot be stored. Dual. The reading tool is at hand as `Summarized.read`.
+ * cannot be stored. Dual. At hand: `Summarized.read` (`memory.read`),
+ * `Summarized.list` (`memory.list`), `Summarized.MemoryTools` (the names in
+ * hints) and `Summarized.nextHint`.
  *
  * @category wrappers
  * @since 0.1.0
  */
-export const Summarized: typeof summarized & { readonly read: typeof memoryRead } = Object.assign(summarized, {
-  read: memoryRead
-})
+export const Summarized: typeof summarized & {
+  readonly read: typeof memoryRead
+  readonly list: typeof memoryList
+  readonly MemoryTools: typeof MemoryTools
+  readonly nextHint: typeof nextHint
+} = Object.assign(summarized, { read: memoryRead, list: memoryList, MemoryTools, nextHint })

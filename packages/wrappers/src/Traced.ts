@@ -11,6 +11,14 @@
  * under the pipeline's, and parallel branches (`Tool.all`, `Tool.fanout`)
  * each record under the call that forked them.
  *
+ * **One id per call.** A server that gives a call an id of its own (to name
+ * its events, its audit entries and its trace alike) sets it with
+ * {@link withCallId}: the first traced call to start under it records the id
+ * as its trace id; the traced calls it makes get ids of their own, under it
+ * (it is their parent, and their root when it is the root). Any later
+ * traced call under the same id, a sibling or a retry, gets an id of its own
+ * too, so ids stay unique. `Audited` takes the same id as its `callId`.
+ *
  * **Retries.** Each attempt of `Retry(Traced(f))` is a call of `Traced(f)`,
  * hence a trace of its own: the attempts are siblings under the caller's
  * trace, in start order, and each span carries `ugent.retry.attempt`.
@@ -21,6 +29,7 @@
 import { Observer, Tool, ToolError } from "@ugent/core"
 import { Cause, Clock, Context, Effect, Exit, Option, type Schema } from "effect"
 import { dual } from "effect/Function"
+import { claim } from "./internal/callId.ts"
 import { encodedJson, jsonOf, optionEncoder } from "./internal/jsonValue.ts"
 import { traceId } from "./internal/traceId.ts"
 import { RetryAttempt } from "./Retry.ts"
@@ -78,6 +87,73 @@ export const withAlternatives: {
 )
 
 /**
+ * The id a server gave the call in progress, or none. The first traced call
+ * to start under it takes it as its trace id, the first audited call as its
+ * call id (see the module documentation); the calls they make, and any later
+ * call, make ids of their own. Set it with {@link withCallId}.
+ *
+ * @category references
+ * @since 0.2.0
+ */
+export const CallId = Context.Reference<Option.Option<string>>("ugent/wrappers/Traced/CallId", {
+  defaultValue: Option.none
+})
+
+/**
+ * Runs an effect as the call `id`: its first traced call records `id` as its
+ * trace id, its first audited call as its call id (audit entries
+ * `${id}/before` and `${id}/after`). Dual.
+ *
+ * **Example** (The server's call id is the trace id and the audit call id)
+ * ```ts
+ * import { Tool } from "@ugent/core"
+ * import { Audited, AuditStore, Stores, Traced, TraceStore } from "@ugent/wrappers"
+ * import { Effect, Option, Schema } from "effect"
+ * const words = Traced(Tool.fromFunction({ name: "text.words", input: Schema.String, output: Schema.Array(Schema.String), f: (s: string) => s.split(" ") }))
+ * const count = Traced(Tool.fromFunction({ name: "list.count", input: Schema.Array(Schema.String), output: Schema.Number, f: (ws: ReadonlyArray<string>) => ws.length }))
+ * const served = Traced(Audited(Tool.pipeline(words, count)), { path: "text.wordCount" })
+ * const program = Effect.gen(function* () {
+ *   yield* served.run("to be or not").pipe(Traced.withCallId("call-1"))
+ *   const root = yield* (yield* TraceStore.TraceStore).get("call-1")
+ *   const steps = yield* (yield* TraceStore.TraceStore).children("call-1")
+ *   const audit = yield* (yield* AuditStore.AuditStore).list({ limit: 10 })
+ *   return [Option.getOrThrow(root).path, steps.map((s) => s.rootId), audit.map((e) => e.id).sort()]
+ * })
+ * console.log(Effect.runSync(program.pipe(Effect.provide(Stores.layerMemory()))))
+ * // => [ 'text.wordCount', [ 'call-1', 'call-1' ], [ 'call-1/after', 'call-1/before' ] ]
+ * ```
+ *
+ * @category references
+ * @since 0.2.0
+ */
+export const withCallId: {
+  (id: string): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  <A, E, R>(self: Effect.Effect<A, E, R>, id: string): Effect.Effect<A, E, R>
+} = dual(
+  2,
+  <A, E, R>(self: Effect.Effect<A, E, R>, id: string): Effect.Effect<A, E, R> =>
+    Effect.provideService(self, CallId, Option.some(id))
+)
+
+/**
+ * A fresh call id, of the kind `Traced` makes for its own traces: UUID v7
+ * shaped (time, then a per-process counter, then random bits), so ids made
+ * later sort after earlier ones.
+ *
+ * **Example** (Ids made later sort after)
+ * ```ts
+ * import { Traced } from "@ugent/wrappers"
+ * const [a, b] = [Traced.makeCallId(), Traced.makeCallId()]
+ * console.log(a! < b!, a!.length)
+ * // => true 36
+ * ```
+ *
+ * @category references
+ * @since 0.2.0
+ */
+export const makeCallId: () => string = traceId
+
+/**
  * The options of {@link Traced}.
  *
  * @category models
@@ -116,7 +192,7 @@ const traced: {
           const observer = Context.getOption(context, Observer.Observer)
           const attempt = Context.get(context, RetryAttempt)
           const clock = Context.get(context, Clock.Clock)
-          const id = traceId()
+          const id = claim(Context.get(context, CallId), "traced") ?? traceId()
           const rootId = Option.isSome(parent) ? parent.value.rootId : id
           const startedAt = clock.currentTimeMillisUnsafe()
           const startNanos = clock.currentTimeNanosUnsafe()
@@ -195,7 +271,8 @@ const outcomeOfCause = <E>(
  * `TraceStore` in context, and one span named by the path. A store that
  * fails to record a trace is logged; the call itself is not affected. Dual.
  * At hand: `Traced.CurrentTrace`, `Traced.Alternatives`,
- * `Traced.withAlternatives`.
+ * `Traced.withAlternatives`, `Traced.CallId`, `Traced.withCallId`,
+ * `Traced.makeCallId`.
  *
  * **Example** (A traced pipeline of traced steps)
  * ```ts
@@ -223,4 +300,7 @@ export const Traced: typeof traced & {
   readonly CurrentTrace: typeof CurrentTrace
   readonly Alternatives: typeof Alternatives
   readonly withAlternatives: typeof withAlternatives
-} = Object.assign(traced, { CurrentTrace, Alternatives, withAlternatives })
+  readonly CallId: typeof CallId
+  readonly withCallId: typeof withCallId
+  readonly makeCallId: typeof makeCallId
+} = Object.assign(traced, { CurrentTrace, Alternatives, withAlternatives, CallId, withCallId, makeCallId })

@@ -39,7 +39,14 @@ export * as StoreError from "./StoreError.ts"
 /** @since 0.1.0 */
 export * as Stores from "./Stores.ts"
 /** @since 0.1.0 */
-export { memoryRead, Summarized, type SummarizedOptions, Summary } from "./Summarized.ts"
+export {
+  type MemoryToolNames,
+  memoryList,
+  memoryRead,
+  Summarized,
+  type SummarizedOptions,
+  Summary
+} from "./Summarized.ts"
 /** @since 0.1.0 */
 export { TimedOut, Timeout, type TimeoutOptions } from "./Timeout.ts"
 /** @since 0.1.0 */

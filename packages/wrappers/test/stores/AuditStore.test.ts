@@ -20,11 +20,21 @@ const after = (id: string, fields: Partial<AuditStore.AuditEntry> = {}): AuditSt
 const before = (id: string, fields: Partial<AuditStore.AuditEntry> = {}): AuditStore.AuditEntry =>
   after(id, { phase: "before", status: "pending", ...fields })
 
+/** The error of failure `i` of file.read (15..19): four refusals and a missing file. */
+const failures: Record<number, AuditStore.AuditError> = {
+  15: { tag: "Forbidden", message: "no", kind: "denied" },
+  16: { tag: "Forbidden", message: "no", kind: "denied" },
+  17: { tag: "RateLimited", message: "slow down", kind: "rate_limited" },
+  18: { tag: "FileNotFound", message: "missing", kind: "not_found" },
+  19: { tag: "TrustDenied", message: "L0", kind: "denied" }
+}
+
 /**
  * A fixture whose numbers are worked out by hand below: file.read has 20
- * calls (durations 10..200, the last 5 failed), alternating bob / alice;
- * git.log has 4 calls by alice (durations 5, 1, 3 and one without). Pending
- * entries and entries outside [500, 5000) must not count.
+ * calls (durations 10..200, the last 5 failed, 4 of them refused),
+ * alternating bob / alice; git.log has 4 calls by alice (durations 5, 1, 3
+ * and one without; one failure recorded without a kind). Pending entries and
+ * entries outside [500, 5000) (a refusal among them) must not count.
  */
 const fixture: ReadonlyArray<AuditStore.AuditEntry> = [
   ...Array.from({ length: 20 }, (_, i) => [
@@ -34,14 +44,19 @@ const fixture: ReadonlyArray<AuditStore.AuditEntry> = [
       at: 1_000 + i,
       observerId: i % 2 ? "alice" : "bob",
       durationMillis: 10 * (i + 1),
-      status: i < 15 ? "success" : "failure"
+      ...(i < 15 ? { status: "success" as const } : { status: "failure" as const, error: failures[i]! })
     })
   ]).flat(),
   after("gl0", { path: "git.log", at: 2_000, durationMillis: 5 }),
   after("gl1", { path: "git.log", at: 2_001, durationMillis: 1 }),
   after("gl2", { path: "git.log", at: 2_002, durationMillis: 3 }),
   after("gl3", { path: "git.log", at: 2_003, status: "failure", error: { tag: "Boom", message: "boom" } }),
-  after("early", { at: 10, durationMillis: 9_999 }),
+  after("early", {
+    at: 10,
+    durationMillis: 9_999,
+    status: "failure",
+    error: { tag: "Forbidden", message: "no", kind: "denied" }
+  }),
   after("late", { at: 5_000, durationMillis: 9_999 })
 ]
 
@@ -52,8 +67,10 @@ const expected: AuditStore.AuditAnalytics = {
       calls: 20,
       successes: 15,
       failures: 5,
+      refusals: 4,
       successRate: 0.75,
       averageDurationMillis: 105,
+      p50DurationMillis: 100, // rank ceil(0.5 · 20) = 10
       p95DurationMillis: 190 // rank ceil(0.95 · 20) = 19
     },
     {
@@ -61,8 +78,10 @@ const expected: AuditStore.AuditAnalytics = {
       calls: 4,
       successes: 3,
       failures: 1,
+      refusals: 0,
       successRate: 0.75,
       averageDurationMillis: 3,
+      p50DurationMillis: 3, // rank ceil(0.5 · 3) = 2
       p95DurationMillis: 5 // rank ceil(0.95 · 3) = 3
     }
   ],
@@ -72,8 +91,10 @@ const expected: AuditStore.AuditAnalytics = {
       calls: 14,
       successes: 10,
       failures: 4,
+      refusals: 3, // fr15, fr17, fr19
       successRate: 10 / 14,
       averageDurationMillis: 85.308, // (1 + 3 + 5 + 20 + 40 + … + 200) / 13, rounded to the microsecond
+      p50DurationMillis: 80, // rank ceil(0.5 · 13) = 7 of 1, 3, 5, 20, 40, 60, 80, …
       p95DurationMillis: 200 // rank ceil(0.95 · 13) = 13
     },
     {
@@ -81,11 +102,20 @@ const expected: AuditStore.AuditAnalytics = {
       calls: 10,
       successes: 8,
       failures: 2,
+      refusals: 1, // fr16; fr18 is a missing file, not a refusal
       successRate: 0.8,
       averageDurationMillis: 100,
+      p50DurationMillis: 90, // rank ceil(0.5 · 10) = 5 of 10, 30, 50, 70, 90, …
       p95DurationMillis: 190 // rank ceil(0.95 · 10) = 10
     }
-  ]
+  ],
+  // Most frequent first, then by reason.
+  refusals: [
+    { reason: "Forbidden", kind: "denied", count: 2 },
+    { reason: "RateLimited", kind: "rate_limited", count: 1 },
+    { reason: "TrustDenied", kind: "denied", count: 1 }
+  ],
+  totals: { calls: 24, successes: 18, failures: 6, refusals: 4 }
 }
 
 const recordAll = (entries: ReadonlyArray<AuditStore.AuditEntry>) =>
@@ -103,6 +133,16 @@ const generated = (): ReadonlyArray<AuditStore.AuditEntry> => {
   const next = random(42)
   const tools = ["file.read", "file.write", "search.grep", "git.log", "web.fetch"]
   const observers = ["claude", "ci", "ide", "shell"]
+  // Refusals of several reasons and kinds, other kinds, and failures recorded without a kind.
+  const errors: ReadonlyArray<AuditStore.AuditError> = [
+    { tag: "Forbidden", message: "", kind: "denied" },
+    { tag: "TrustDenied", message: "", kind: "denied" },
+    { tag: "RateLimited", message: "", kind: "rate_limited" },
+    { tag: "LoopDetected", message: "", kind: "rate_limited" },
+    { tag: "FileNotFound", message: "", kind: "not_found" },
+    { tag: "TimedOut", message: "", kind: "timeout" },
+    { tag: "Boom", message: "" }
+  ]
   return Array.from({ length: 600 }, (_, i) => {
     const pick = <A>(xs: ReadonlyArray<A>) => xs[Math.floor(next() * xs.length)] as A
     const phase = next() < 0.3 ? "before" : "after"
@@ -114,7 +154,8 @@ const generated = (): ReadonlyArray<AuditStore.AuditEntry> => {
       at: Math.floor(next() * 10_000),
       path: pick(tools),
       observerId: pick(observers),
-      ...(phase === "after" && duration !== undefined ? { durationMillis: duration } : {})
+      ...(phase === "after" && duration !== undefined ? { durationMillis: duration } : {}),
+      ...(status === "failure" ? { error: pick(errors) } : {})
     })
   })
 }
@@ -134,13 +175,19 @@ for (const { backend, skip } of backends) {
               inputSummary: '{"path":"notes.md"}',
               status: "failure",
               durationMillis: 12.5,
-              error: { tag: "ProofRejected", message: "The file changed since it was read." },
+              error: { tag: "ProofRejected", message: "The file changed since it was read.", kind: "conflict" },
               resultSummary: "",
               estimatedTokens: 42
             })
             const pending = before("pending", { callId: "c-9", at: 1_795_000_000_000 })
-            yield* recordAll([full, pending])
-            assert.deepStrictEqual(yield* (yield* audit).list({ limit: 10 }), [full, pending])
+            // An entry recorded before failures had kinds.
+            const kindless = after("kindless", {
+              at: 1_794_000_000_000,
+              status: "failure",
+              error: { tag: "Boom", message: "" }
+            })
+            yield* recordAll([full, pending, kindless])
+            assert.deepStrictEqual(yield* (yield* audit).list({ limit: 10 }), [full, pending, kindless])
           })
         )
       )
@@ -201,14 +248,16 @@ for (const { backend, skip } of backends) {
     })
 
     describe("analytics", () => {
-      it.live("counts calls, success rate, average and nearest-rank p95 per tool and per observer", () =>
-        withStores(
-          backend,
-          Effect.gen(function* () {
-            yield* recordAll(fixture)
-            assert.deepStrictEqual(yield* (yield* audit).analytics({ since: 500, until: 5_000 }), expected)
-          })
-        )
+      it.live(
+        "counts calls, refusals, success rate, average and nearest-rank p50 and p95 per tool and per observer",
+        () =>
+          withStores(
+            backend,
+            Effect.gen(function* () {
+              yield* recordAll(fixture)
+              assert.deepStrictEqual(yield* (yield* audit).analytics({ since: 500, until: 5_000 }), expected)
+            })
+          )
       )
 
       it.live("leaves the durations out of a group that recorded none", () =>
@@ -217,7 +266,9 @@ for (const { backend, skip } of backends) {
           Effect.gen(function* () {
             yield* recordAll([after("x", { path: "bash", status: "failure" })])
             const { byTool } = yield* (yield* audit).analytics({})
-            assert.deepStrictEqual(byTool, [{ key: "bash", calls: 1, successes: 0, failures: 1, successRate: 0 }])
+            assert.deepStrictEqual(byTool, [
+              { key: "bash", calls: 1, successes: 0, failures: 1, refusals: 0, successRate: 0 }
+            ])
           })
         )
       )
@@ -229,7 +280,9 @@ for (const { backend, skip } of backends) {
             yield* recordAll(fixture)
             assert.deepStrictEqual(yield* (yield* audit).analytics({ since: 3_000, until: 4_000 }), {
               byTool: [],
-              byObserver: []
+              byObserver: [],
+              refusals: [],
+              totals: { calls: 0, successes: 0, failures: 0, refusals: 0 }
             })
           })
         )
@@ -266,11 +319,18 @@ describe("AuditStore analytics across backends", () => {
       const first = reference?.[0]?.byTool[0]
       assert.isAtLeast(reference?.[0]?.byTool.length ?? 0, 5)
       assert.isAtLeast(first?.calls ?? 0, 50)
+      assert.isAtLeast(first?.refusals ?? 0, 3)
+      assert.isAtLeast(reference?.[0]?.refusals.length ?? 0, 4)
+      assert.isAtLeast(reference?.[0]?.totals.refusals ?? 0, 20)
       for (const other of others) assert.deepStrictEqual(other, reference)
     })
   )
 
   it("p95 is the nearest rank, ceil(0.95 · n)", () => {
     assert.deepStrictEqual([1, 2, 19, 20, 21, 100, 101].map(AuditStore.p95Rank), [1, 2, 19, 19, 20, 95, 96])
+  })
+
+  it("p50 is the nearest rank, ceil(0.5 · n)", () => {
+    assert.deepStrictEqual([1, 2, 3, 4, 13, 100, 101].map(AuditStore.p50Rank), [1, 1, 2, 2, 7, 50, 51])
   })
 })

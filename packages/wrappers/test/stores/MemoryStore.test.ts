@@ -218,6 +218,49 @@ for (const { backend, skip } of backends) {
           })
         )
       )
+
+      it.live("filters by owner: an owner's own entries, null for the unowned ones, every entry without one", () =>
+        withStores(
+          backend,
+          Effect.gen(function* () {
+            const store = yield* memory
+            yield* store.put({ id: "a1", tool: "git.log", content: "1", summary: "", owner: "alice" })
+            yield* Effect.sleep("5 millis")
+            yield* store.put({ id: "b1", tool: "git.log", content: "2", summary: "", owner: "bob" })
+            yield* Effect.sleep("5 millis")
+            yield* store.put({ id: "n1", tool: "git.log", content: "3", summary: "" })
+            yield* Effect.sleep("5 millis")
+            yield* store.put({ id: "a2", tool: "file.read", content: "4", summary: "", owner: "alice" })
+            const ids = (query: MemoryStore.MemoryListQuery) =>
+              Effect.map(store.list(query), (infos) => infos.map((i) => i.id))
+            assert.deepStrictEqual(yield* ids({ owner: "alice", limit: 10 }), ["a2", "a1"])
+            assert.deepStrictEqual(yield* ids({ owner: "bob", limit: 10 }), ["b1"])
+            assert.deepStrictEqual(yield* ids({ owner: "carol", limit: 10 }), [])
+            assert.deepStrictEqual(yield* ids({ owner: null, limit: 10 }), ["n1"])
+            assert.deepStrictEqual(yield* ids({ limit: 10 }), ["a2", "n1", "b1", "a1"])
+            assert.deepStrictEqual(yield* ids({ owner: "alice", tool: "git.log", limit: 10 }), ["a1"])
+            assert.deepStrictEqual(yield* ids({ owner: "alice", limit: 1 }), ["a2"])
+          })
+        )
+      )
+
+      it.live("keeps the owner with the entry, and a replacement takes the new one", () =>
+        withStores(
+          backend,
+          Effect.gen(function* () {
+            const store = yield* memory
+            yield* store.put({ id: "x", tool: "t", content: "1", summary: "", owner: "alice" })
+            assert.strictEqual((yield* store.get("x")).owner, "alice")
+            assert.strictEqual((yield* store.info("x")).owner, "alice")
+            yield* store.put({ id: "x", tool: "t", content: "2", summary: "" })
+            assert.isFalse("owner" in (yield* store.get("x")))
+            assert.deepStrictEqual(
+              (yield* store.list({ owner: null, limit: 10 })).map((i) => i.id),
+              ["x"]
+            )
+          })
+        )
+      )
     })
   })
 }

@@ -9,8 +9,9 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { PgClient } from "@effect/sql-pg"
-import { AuditStore, MemoryStore, Stores, TraceStore } from "@ugent/wrappers"
+import { AuditStore, MemoryStore, Sqlite, Stores, TraceStore } from "@ugent/wrappers"
 import { Effect, Layer, Redacted, type Scope } from "effect"
+import type { SqlClient } from "effect/sql"
 
 export const pgUrl = process.env.UGENT_PG_URL
 export const redisUrl = process.env.UGENT_REDIS_URL
@@ -36,6 +37,8 @@ export interface Database {
   readonly open: (options?: Stores.BatchOptions) => Layer.Layer<Stores.Stores, unknown>
   /** Whether the data outlives a layer (false for memory). */
   readonly durable: boolean
+  /** A plain client on the database, to shape it by hand (SQL backends only). */
+  readonly client?: () => Layer.Layer<SqlClient.SqlClient, unknown>
 }
 
 export interface Backend {
@@ -68,7 +71,8 @@ export const sqlite: Backend = {
   ).pipe(
     Effect.map((dir) => ({
       open: (options?: Stores.BatchOptions) => Stores.layerSqlite({ ...options, filename: join(dir, "ugent.db") }),
-      durable: true
+      durable: true,
+      client: () => Sqlite.layer({ filename: join(dir, "ugent.db") })
     }))
   )
 }
@@ -91,7 +95,9 @@ export const postgres: Backend = {
       Effect.as({
         open: (options?: Stores.BatchOptions) =>
           Stores.layerPg({ ...options, url, maxConnections: 4, startupParameters: { search_path: schema } }),
-        durable: true
+        durable: true,
+        client: () =>
+          PgClient.layer({ url: Redacted.make(url), maxConnections: 1, startupParameters: { search_path: schema } })
       })
     )
   })

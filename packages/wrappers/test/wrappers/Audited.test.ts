@@ -1,10 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Observer, Tool, Trust } from "@ugent/core"
-import { Audited, AuditStore, StoreError } from "@ugent/wrappers"
+import { Observer, Tool, ToolError, Trust } from "@ugent/core"
+import { Audited, AuditStore, StoreError, Traced } from "@ugent/wrappers"
 import { Deferred, Effect, Exit, Fiber, Layer, Schema } from "effect"
 import { TestClock } from "effect/testing"
 
 class NotFound extends Schema.TaggedError<NotFound>()("NotFound", { path: Schema.String }) {
+  static readonly kind: ToolError.Kind = "not_found"
   override get message() {
     return `File not found: ${this.path}. Check the path with file.list.`
   }
@@ -66,18 +67,105 @@ describe("Audited", () => {
     }).pipe(Effect.provide(env))
   )
 
-  it.effect("records a typed failure with its tag and message", () =>
+  it.effect("records a typed failure with its tag, message and kind", () =>
     Effect.gen(function* () {
       yield* timed(Audited(read).run({ path: "missing.txt" }))
       const after = (yield* entries).find((e) => e.phase === "after")!
       assert.strictEqual(after.status, "failure")
       assert.deepStrictEqual(after.error, {
         tag: "NotFound",
-        message: "File not found: missing.txt. Check the path with file.list."
+        message: "File not found: missing.txt. Check the path with file.list.",
+        kind: "not_found"
       })
       assert.isUndefined(after.resultSummary)
     }).pipe(Effect.provide(env))
   )
+
+  it.effect("records refusals with their kind, and the analytics count them by reason", () =>
+    Effect.gen(function* () {
+      const guarded = Tool.make({
+        name: "file.write",
+        description: "Refuses secrets.",
+        input: Schema.Struct({ path: Schema.String }),
+        output: Schema.String,
+        failure: Schema.Union([ToolError.Forbidden, ToolError.TrustDenied, NotFound]),
+        run: ({ path }) =>
+          path === ".env"
+            ? Effect.fail(
+                new ToolError.Forbidden({ tool: "file.write", rule: "secrets", detail: ".env holds secrets" })
+              )
+            : path === "high"
+              ? Effect.fail(new ToolError.TrustDenied({ tool: "file.write", required: 2, actual: 1 }))
+              : path === "gone"
+                ? Effect.fail(new NotFound({ path }))
+                : Effect.succeed("ok")
+      })
+      for (const path of [".env", ".env", "high", "gone", "a.txt"]) yield* Effect.exit(Audited(guarded).run({ path }))
+      const kinds = (yield* entries).filter((e) => e.phase === "after").map((e) => e.error?.kind ?? e.status)
+      assert.deepStrictEqual(kinds.sort(), ["denied", "denied", "denied", "not_found", "success"])
+      const analytics = yield* Effect.flatMap(AuditStore.AuditStore, (s) => s.analytics({}))
+      assert.deepStrictEqual(analytics.refusals, [
+        { reason: "Forbidden", kind: "denied", count: 2 },
+        { reason: "TrustDenied", kind: "denied", count: 1 }
+      ])
+      assert.deepStrictEqual(analytics.totals, { calls: 5, successes: 1, failures: 4, refusals: 3 })
+      assert.strictEqual(analytics.byObserver[0]?.refusals, 3)
+    }).pipe(Effect.provide(env))
+  )
+
+  describe("call ids", () => {
+    it.effect("takes the server's call id: entries `${id}/before` and `${id}/after`", () =>
+      Effect.gen(function* () {
+        yield* timed(Audited(read).run({ path: "a.txt" }).pipe(Traced.withCallId("call-7")))
+        const list = yield* entries
+        assert.deepStrictEqual(list.map((e) => [e.id, e.callId]).sort(), [
+          ["call-7/after", "call-7"],
+          ["call-7/before", "call-7"]
+        ])
+      }).pipe(Effect.provide(env))
+    )
+
+    it.effect("an audited call inside the audited call gets an id of its own", () =>
+      Effect.gen(function* () {
+        const inner = Audited(read, { path: "inner" })
+        const outer = Audited(Tool.pipeline(inner, Tool.fromFunction({ name: "id", f: (b: { content: string }) => b })))
+        yield* timed(outer.run({ path: "a.txt" }).pipe(Traced.withCallId("call-8")))
+        const list = yield* entries
+        assert.strictEqual(list.length, 4)
+        assert.strictEqual(new Set(list.map((e) => e.id)).size, 4)
+        const innerIds = list.filter((e) => e.path === "inner").map((e) => e.callId)
+        assert.deepStrictEqual(
+          list.filter((e) => e.path !== "inner").map((e) => e.callId),
+          ["call-8", "call-8"]
+        )
+        assert.notInclude(innerIds, "call-8")
+        assert.strictEqual(new Set(innerIds).size, 1)
+      }).pipe(Effect.provide(env))
+    )
+
+    it.effect("of calls that run side by side under one id, one takes it and the others make their own", () =>
+      Effect.gen(function* () {
+        const calls = Effect.all(
+          Array.from({ length: 8 }, (_, i) => Audited(read).run({ path: `f${i}.txt` })),
+          { concurrency: "unbounded" }
+        )
+        yield* timed(calls.pipe(Traced.withCallId("call-9")))
+        const after = (yield* entries).filter((e) => e.phase === "after")
+        assert.strictEqual(after.length, 8)
+        assert.strictEqual(new Set(after.map((e) => e.callId)).size, 8)
+        assert.strictEqual(after.filter((e) => e.callId === "call-9").length, 1)
+      }).pipe(Effect.provide(env))
+    )
+
+    it.effect("two calls with their own ids keep them", () =>
+      Effect.gen(function* () {
+        yield* timed(Audited(read).run({ path: "a.txt" }).pipe(Traced.withCallId("c-1")))
+        yield* timed(Audited(read).run({ path: "b.txt" }).pipe(Traced.withCallId("c-2")))
+        const callIds = (yield* entries).filter((e) => e.phase === "after").map((e) => e.callId)
+        assert.deepStrictEqual(callIds.sort(), ["c-1", "c-2"])
+      }).pipe(Effect.provide(env))
+    )
+  })
 
   it.effect("records defects and interruptions as failures", () =>
     Effect.gen(function* () {
@@ -101,9 +189,9 @@ describe("Audited", () => {
       yield* Deferred.await(started)
       yield* Fiber.interrupt(fiber)
       const after = (yield* entries).filter((e) => e.phase === "after")
-      assert.deepStrictEqual(after.map((e) => [e.path, e.status, e.error?.tag]).sort(), [
-        ["buggy", "failure", "Defect"],
-        ["hang", "failure", "Interrupted"]
+      assert.deepStrictEqual(after.map((e) => [e.path, e.status, e.error?.tag, e.error?.kind]).sort(), [
+        ["buggy", "failure", "Defect", "failed"],
+        ["hang", "failure", "Interrupted", undefined]
       ])
     }).pipe(Effect.provide(env))
   )

@@ -131,6 +131,58 @@ describe("RateLimited", () => {
     }).pipe(Effect.provide(env))
   )
 
+  describe("toolPerObserver", () => {
+    const perTool = { observer: false, global: false, tool: [{ limit: 3, window: "1 minute" }] } as const
+
+    it.effect("keeps a per-tool bucket for each caller", () =>
+      Effect.gen(function* () {
+        const { tool, runs } = counter("file.read")
+        const limited = RateLimited(tool, { ...perTool, toolPerObserver: true })
+        assert.deepStrictEqual(yield* burst(10, () => limited.run({ n: 1 }).pipe(as("alice"))), {
+          admitted: 3,
+          refused: 7
+        })
+        assert.deepStrictEqual(yield* burst(10, () => limited.run({ n: 1 }).pipe(as("bob"))), {
+          admitted: 3,
+          refused: 7
+        })
+        const error = yield* Effect.flip(limited.run({ n: 1 }).pipe(as("alice")))
+        assert.strictEqual(error.scope, "tool")
+        assert.strictEqual(runs(), 6)
+      }).pipe(Effect.provide(env))
+    )
+
+    it.effect("without it, every caller shares the tool's bucket", () =>
+      Effect.gen(function* () {
+        const { tool } = counter("file.read")
+        const limited = RateLimited(tool, perTool)
+        assert.strictEqual((yield* burst(10, () => limited.run({ n: 1 }).pipe(as("alice")))).admitted, 3)
+        assert.strictEqual((yield* burst(10, () => limited.run({ n: 1 }).pipe(as("bob")))).admitted, 0)
+      }).pipe(Effect.provide(env))
+    )
+
+    it.effect("keeps tools apart for one caller, and callers without an Observer share the tool's bucket", () =>
+      Effect.gen(function* () {
+        const a = RateLimited(counter("svc.a").tool, { ...perTool, toolPerObserver: true })
+        const b = RateLimited(counter("svc.b").tool, { ...perTool, toolPerObserver: true })
+        assert.strictEqual((yield* burst(10, () => a.run({ n: 1 }).pipe(as("alice")))).admitted, 3)
+        assert.strictEqual((yield* burst(10, () => b.run({ n: 1 }).pipe(as("alice")))).admitted, 3)
+        assert.strictEqual((yield* burst(10, () => a.run({ n: 1 }))).admitted, 3)
+        assert.strictEqual((yield* burst(10, () => a.run({ n: 1 }))).admitted, 0)
+      }).pipe(Effect.provide(env))
+    )
+
+    it.effect("an observer id cannot reach another caller's bucket by spelling (keys are unambiguous)", () =>
+      Effect.gen(function* () {
+        // With a naive "tool:observer" key, tool "x" for observer "y:z" and tool "x:y" for observer "z" would collide.
+        const x = RateLimited(counter("x").tool, { ...perTool, toolPerObserver: true })
+        const xy = RateLimited(counter("x:y").tool, { ...perTool, toolPerObserver: true })
+        assert.strictEqual((yield* burst(10, () => x.run({ n: 1 }).pipe(as("y:z")))).admitted, 3)
+        assert.strictEqual((yield* burst(10, () => xy.run({ n: 1 }).pipe(as("z")))).admitted, 3)
+      }).pipe(Effect.provide(env))
+    )
+  })
+
   it.effect("a limit of 0 refuses every call without asking the store (0 is a value, not 'unset')", () =>
     Effect.gen(function* () {
       const { tool, runs } = counter()

@@ -1,7 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Boundary, Tool, Trust } from "@ugent/core"
-import { MemoryStore, memoryRead, Summarized } from "@ugent/wrappers"
+import { Boundary, Observer, Tool, Trust } from "@ugent/core"
+import { MemoryStore, memoryList, memoryRead, Summarized } from "@ugent/wrappers"
 import { Effect, Exit, Layer, Schema } from "effect"
+import { TestClock } from "effect/testing"
 
 class Nope extends Schema.TaggedError<Nope>()("Nope", {}) {}
 
@@ -30,6 +31,7 @@ const find = Tool.make({
 })
 
 const env = Layer.mergeAll(MemoryStore.layerMemory(), Trust.grant(0))
+const as = (id: string) => Effect.provide(Observer.layer({ id, trust: 0 }))
 const tokens = (value: unknown) => Math.ceil(JSON.stringify(value).length / 4)
 
 /** Reads a whole entry through memory.read, page by page, following `next`. */
@@ -109,6 +111,117 @@ describe("Summarized", () => {
       assert.strictEqual(memoryRead.name, "memory.read")
     }).pipe(Effect.provide(env))
   )
+
+  it.effect("MemoryNotFound names a tool that exists to list the ids", () =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(memoryRead.run({ id: "m-nothing" }))
+      assert.include(error.message, "self.memory.list")
+    }).pipe(Effect.provide(env))
+  )
+
+  describe("per caller", () => {
+    it.effect("records the caller as the entry's owner, and no owner without one", () =>
+      Effect.gen(function* () {
+        const store = yield* MemoryStore.MemoryStore
+        const mine = yield* Summarized(grep).run({ n: 2 }).pipe(as("alice"))
+        const anyone = yield* Summarized(grep).run({ n: 2 })
+        assert.strictEqual((yield* store.get(mine.memoryId)).owner, "alice")
+        assert.isFalse("owner" in (yield* store.get(anyone.memoryId)))
+      }).pipe(Effect.provide(env))
+    )
+
+    it.effect("memory.read answers another caller's entry as it answers an unknown id", () =>
+      Effect.gen(function* () {
+        const { memoryId } = yield* Summarized(grep).run({ n: 3 }).pipe(as("alice"))
+        assert.strictEqual((yield* memoryRead.run({ id: memoryId }).pipe(as("alice"))).content, lines(3))
+        const byBob = yield* Effect.flip(memoryRead.run({ id: memoryId }).pipe(as("bob")))
+        const unknown = yield* Effect.flip(memoryRead.run({ id: "m-unknown" }).pipe(as("bob")))
+        assert.deepStrictEqual(byBob, new MemoryStore.MemoryNotFound({ id: memoryId }))
+        assert.strictEqual(byBob.message.replace(memoryId, "ID"), unknown.message.replace("m-unknown", "ID"))
+        // Without an Observer the caller is no one: an owned entry is not theirs either.
+        assert.strictEqual((yield* Effect.flip(memoryRead.run({ id: memoryId })))._tag, "MemoryNotFound")
+        const lines1 = yield* Effect.flip(memoryRead.run({ id: memoryId, line: 1 }).pipe(as("bob")))
+        assert.strictEqual(lines1._tag, "MemoryNotFound")
+      }).pipe(Effect.provide(env))
+    )
+
+    it.effect("an entry without an owner is read by anyone who has its id", () =>
+      Effect.gen(function* () {
+        const { memoryId } = yield* Summarized(grep).run({ n: 3 })
+        assert.strictEqual((yield* memoryRead.run({ id: memoryId }).pipe(as("bob"))).content, lines(3))
+        assert.strictEqual((yield* memoryRead.run({ id: memoryId })).content, lines(3))
+      }).pipe(Effect.provide(env))
+    )
+
+    it.effect("memory.list lists the caller's own entries, newest first, 20 unless told", () =>
+      Effect.gen(function* () {
+        const ids: Array<string> = []
+        for (let n = 1; n <= 25; n++) {
+          ids.push((yield* Summarized(grep).run({ n }).pipe(as("alice"))).memoryId)
+          yield* Summarized(find).run({ n }).pipe(as("bob"))
+          yield* TestClock.adjust("1 millis")
+        }
+        yield* Summarized(grep).run({ n: 1 })
+        const listed = yield* memoryList.run({}).pipe(as("alice"))
+        assert.deepStrictEqual(
+          listed.entries.map((e) => e.id),
+          ids.slice(5).reverse()
+        )
+        assert.isTrue(listed.hasMore)
+        assert.deepStrictEqual(listed.entries[0], {
+          id: ids[24]!,
+          tool: "search.grep",
+          summary: `25 line(s), ${lines(25).length} chars. Starts: src/file0.ts:1: const match = 0`,
+          size: lines(25).length,
+          lines: 25,
+          createdAt: 24
+        })
+        const all = yield* memoryList.run({ limit: 100 }).pipe(as("alice"))
+        assert.strictEqual(all.entries.length, 25)
+        assert.isFalse(all.hasMore)
+        assert.isTrue(
+          (yield* memoryList.run({ limit: 100 }).pipe(as("bob"))).entries.every((e) => e.tool === "search.find")
+        )
+        assert.strictEqual((yield* memoryList.run({ tool: "search.find" }).pipe(as("alice"))).entries.length, 0)
+        assert.strictEqual((yield* memoryList.run({ limit: 100 }).pipe(as("carol"))).entries.length, 0)
+        // Without an Observer: the entries no one owns.
+        assert.strictEqual((yield* memoryList.run({ limit: 100 })).entries.length, 1)
+        assert.strictEqual(memoryList.name, "memory.list")
+        assert.strictEqual(Summarized.list, memoryList)
+      }).pipe(Effect.provide(env))
+    )
+
+    it.effect("memory.list refuses a limit out of range at the boundary", () =>
+      Effect.gen(function* () {
+        for (const limit of [0, 201, 1.5]) {
+          const result = yield* Boundary.runJson(memoryList, { limit })
+          assert.isFalse(result.ok, `limit ${limit}`)
+        }
+      }).pipe(Effect.provide(env))
+    )
+  })
+
+  describe("hints", () => {
+    it.effect("name the memory tools as MemoryTools says, so a server names the paths it serves", () =>
+      Effect.gen(function* () {
+        const answer = yield* Summarized(grep).run({ n: 500 })
+        assert.strictEqual(answer.hint, `Full result: self.memory.read {"id":"${answer.memoryId}"}`)
+        const page = yield* memoryRead.run({ id: answer.memoryId, length: 10 })
+        assert.strictEqual(page.next, `self.memory.read {"id":"${answer.memoryId}","offset":10}`)
+        const lines = yield* memoryRead.run({ id: answer.memoryId, line: 1, lines: 2 })
+        assert.strictEqual(lines.next, `self.memory.read {"id":"${answer.memoryId}","line":3}`)
+      }).pipe(
+        Effect.provideService(Summarized.MemoryTools, { read: "self.memory.read", list: "self.memory.list" }),
+        Effect.provide(env)
+      )
+    )
+
+    it("nextHint writes the input as JSON, whatever the id holds", () => {
+      const hint = Summarized.nextHint("self.memory.read", 'a"b\\c', { offset: 3 })
+      assert.strictEqual(hint, 'self.memory.read {"id":"a\\"b\\\\c","offset":3}')
+      assert.deepStrictEqual(JSON.parse(hint.slice("self.memory.read ".length)), { id: 'a"b\\c', offset: 3 })
+    })
+  })
 
   it.effect("uses a given summarizer, cut to the limit", () =>
     Effect.gen(function* () {

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Observer, Tool, Trust } from "@ugent/core"
-import { Retry, StoreError, Traced, TraceStore } from "@ugent/wrappers"
+import { Audited, AuditStore, Retry, StoreError, Traced, TraceStore } from "@ugent/wrappers"
 import { Deferred, Effect, Exit, Fiber, Layer, Option, Schema, Tracer } from "effect"
 import { TestClock } from "effect/testing"
 
@@ -256,6 +256,116 @@ describe("Traced", () => {
         assert.isTrue(Option.isSome(seen[0]!))
         assert.isTrue(Option.isNone(yield* Traced.CurrentTrace))
       }).pipe(Effect.provide(env))
+    )
+  })
+
+  describe("call ids", () => {
+    it.effect("the outermost traced call takes the call id; the steps under it get ids of their own, under it", () =>
+      Effect.gen(function* () {
+        const pipeline = Traced(Tool.pipeline(Traced(inc), Traced(double), Traced(inc)), { path: "p" })
+        assert.strictEqual(yield* pipeline.run(1).pipe(Traced.withCallId("call-1")), 5)
+        const store = yield* TraceStore.TraceStore
+        const root = yield* store.get("call-1")
+        assert.isTrue(Option.isSome(root))
+        assert.strictEqual(Option.getOrThrow(root).path, "p")
+        assert.strictEqual(Option.getOrThrow(root).rootId, "call-1")
+        const steps = yield* store.children("call-1")
+        assert.deepStrictEqual(
+          steps.map((s) => [s.path, s.parentId, s.rootId]),
+          [
+            ["num.inc", "call-1", "call-1"],
+            ["num.double", "call-1", "call-1"],
+            ["num.inc", "call-1", "call-1"]
+          ]
+        )
+        const ids = (yield* all).map((t) => t.id)
+        assert.strictEqual(new Set(ids).size, 4)
+      }).pipe(Effect.provide(env))
+    )
+
+    it.effect("of traced calls side by side under one id, one takes it and the others make their own", () =>
+      Effect.gen(function* () {
+        const calls = Effect.all(
+          Array.from({ length: 8 }, (_, i) => Traced(inc).run(i)),
+          { concurrency: "unbounded" }
+        )
+        yield* calls.pipe(Traced.withCallId("call-2"))
+        yield* Effect.all([Traced(inc).run(1), Traced(double).run(1)]).pipe(Traced.withCallId("call-3"))
+        const ids = (yield* all).map((t) => t.id)
+        assert.strictEqual(ids.length, 10)
+        assert.strictEqual(new Set(ids).size, 10)
+        assert.strictEqual(ids.filter((id) => id === "call-2").length, 1)
+        assert.strictEqual(ids.filter((id) => id === "call-3").length, 1)
+      }).pipe(Effect.provide(env))
+    )
+
+    it.effect("a retried traced call: the first attempt takes the id, each retry makes its own", () =>
+      Effect.gen(function* () {
+        let calls = 0
+        const flaky = Tool.make({
+          name: "num.flaky",
+          description: "Fails twice.",
+          input: Schema.Number,
+          output: Schema.Number,
+          failure: Odd,
+          run: (n) =>
+            Effect.suspend(() => (++calls < 3 ? Effect.fail(new Odd({ n, retryable: true })) : Effect.succeed(n)))
+        })
+        const call = Traced(flaky).pipe(Retry({ base: "10 millis", jitter: false }))
+        const fiber = yield* Effect.forkChild(call.run(2).pipe(Traced.withCallId("call-4")))
+        yield* TestClock.adjust("1 second")
+        assert.strictEqual(yield* Fiber.join(fiber), 2)
+        const traces = [...(yield* all)].sort((a, b) => a.startedAt - b.startedAt)
+        assert.deepStrictEqual(
+          traces.map((t) => t.status),
+          ["failure", "failure", "success"]
+        )
+        assert.strictEqual(traces[0]!.id, "call-4")
+        assert.strictEqual(new Set(traces.map((t) => t.id)).size, 3)
+      }).pipe(Effect.provide(env))
+    )
+
+    it.effect("a call id set inside a traced call names a trace under it", () =>
+      Effect.gen(function* () {
+        const served = Tool.make({
+          name: "serve",
+          description: "Serves one inner call under its own id.",
+          input: Schema.Number,
+          output: Schema.Number,
+          run: (n) =>
+            Traced(inc)
+              .run(n)
+              .pipe(Traced.withCallId("call-5"), Effect.provide(Trust.grant(0)))
+        })
+        yield* Traced(served).run(1)
+        const traces = yield* all
+        const outer = traces.find((t) => t.path === "serve")!
+        const inner = traces.find((t) => t.id === "call-5")!
+        assert.strictEqual(inner.parentId, outer.id)
+        assert.strictEqual(inner.rootId, outer.id)
+      }).pipe(Effect.provide(env))
+    )
+
+    it.effect("without a call id, traces make their own ids", () =>
+      Effect.gen(function* () {
+        assert.isTrue(Option.isNone(yield* Traced.CallId))
+        yield* Traced(inc).run(1)
+        const [trace] = yield* all
+        assert.match(trace!.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+      }).pipe(Effect.provide(env))
+    )
+
+    it.effect("one id names the trace and the audit entries of a call", () =>
+      Effect.gen(function* () {
+        const served = Traced(Audited(inc), { path: "world.num.inc" })
+        yield* served.run(1).pipe(Traced.withCallId(Traced.makeCallId()))
+        const [trace] = yield* all
+        const audit = yield* Effect.flatMap(AuditStore.AuditStore, (s) => s.list({ limit: 10 }))
+        assert.deepStrictEqual(
+          audit.map((e) => e.callId),
+          [trace!.id, trace!.id]
+        )
+      }).pipe(Effect.provide(Layer.merge(env, AuditStore.layerMemory())))
     )
   })
 

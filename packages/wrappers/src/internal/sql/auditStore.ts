@@ -1,12 +1,23 @@
 // The audit store on any effect/sql client. Each entry is written when
 // `record` returns (an audit trail must not lag behind the calls it
 // describes); analytics are one query per dimension, the same SQL on SQLite
-// and PostgreSQL, with the p95 picked by rank as the memory store does.
+// and PostgreSQL, with the p50 and p95 picked by rank as the memory store
+// does. Orders that compare text are made in JavaScript, so they cannot
+// depend on a database's collation.
+import type { ToolError } from "@ugent/core"
 import { Effect, type Scope } from "effect"
 import { SqlClient, type SqlError, type Statement } from "effect/sql"
-import type { AuditAnalytics, AuditEntry, AuditStats, AuditStoreShape, TimeWindow } from "../../AuditStore.ts"
 import { StoreError } from "../../StoreError.ts"
-import { roundMillis } from "../auditAnalytics.ts"
+import { refusalKinds, refusalOrder, roundMillis } from "../auditAnalytics.ts"
+import type {
+  AuditAnalytics,
+  AuditEntry,
+  AuditStats,
+  AuditStoreShape,
+  RefusalCount,
+  RefusalKind,
+  TimeWindow
+} from "../auditModel.ts"
 import { migrate } from "./migrations.ts"
 
 type Row = {
@@ -21,6 +32,7 @@ type Row = {
   readonly duration_millis: number | null
   readonly error_tag: string | null
   readonly error_message: string | null
+  readonly error_kind: string | null
   readonly result_summary: string | null
   readonly estimated_tokens: number | null
 }
@@ -37,6 +49,7 @@ const toRow = (e: AuditEntry): Row => ({
   duration_millis: e.durationMillis ?? null,
   error_tag: e.error?.tag ?? null,
   error_message: e.error?.message ?? null,
+  error_kind: e.error?.kind ?? null,
   result_summary: e.resultSummary ?? null,
   estimated_tokens: e.estimatedTokens ?? null
 })
@@ -53,7 +66,12 @@ const fromRow = (row: Row): AuditEntry => {
     status: row.status
   }
   if (row.duration_millis !== null) entry.durationMillis = Number(row.duration_millis)
-  if (row.error_tag !== null) entry.error = { tag: row.error_tag, message: row.error_message ?? "" }
+  if (row.error_tag !== null) {
+    entry.error =
+      row.error_kind === null
+        ? { tag: row.error_tag, message: row.error_message ?? "" }
+        : { tag: row.error_tag, message: row.error_message ?? "", kind: row.error_kind as ToolError.Kind }
+  }
   if (row.result_summary !== null) entry.resultSummary = row.result_summary
   if (row.estimated_tokens !== null) entry.estimatedTokens = Number(row.estimated_tokens)
   return entry
@@ -64,7 +82,9 @@ type StatsRow = {
   readonly calls: number
   readonly successes: number
   readonly failures: number
+  readonly refusals: number
   readonly average: number | null
+  readonly p50: number | null
   readonly p95: number | null
 }
 
@@ -76,11 +96,26 @@ const fromStatsRow = (row: StatsRow): AuditStats => {
     calls,
     successes,
     failures: Number(row.failures),
+    refusals: Number(row.refusals),
     successRate: calls === 0 ? 0 : successes / calls
   }
-  if (row.average === null || row.p95 === null) return stats
-  return { ...stats, averageDurationMillis: roundMillis(Number(row.average)), p95DurationMillis: Number(row.p95) }
+  if (row.average === null || row.p50 === null || row.p95 === null) return stats
+  return {
+    ...stats,
+    averageDurationMillis: roundMillis(Number(row.average)),
+    p50DurationMillis: Number(row.p50),
+    p95DurationMillis: Number(row.p95)
+  }
 }
+
+type TotalsRow = {
+  readonly calls: number
+  readonly successes: number | null
+  readonly failures: number | null
+  readonly refusals: number | null
+}
+
+type RefusalRow = { readonly reason: string; readonly kind: string; readonly count: number }
 
 const storeError = (operation: string) => (cause: SqlError.SqlError) =>
   new StoreError({ store: "audit", operation, detail: cause.message, cause })
@@ -97,14 +132,22 @@ export const make: Effect.Effect<AuditStoreShape, StoreError, SqlClient.SqlClien
         ...more
       ])
 
-    // Nearest-rank p95: the row whose rank among its group's durations is
-    // ceil(0.95 · n), written (95n + 99) / 100 in integer division, which both
-    // dialects share.
+    const completed = (window: TimeWindow) => windowed(window, [sql`phase = 'after'`])
+    // A failure of a refusal kind; the kinds are constants, written into the statement.
+    const refused = sql.literal(
+      `status = 'failure' AND error_kind IN (${refusalKinds.map((kind) => `'${kind}'`).join(", ")})`
+    )
+
+    // Nearest-rank percentiles: the row whose rank among its group's
+    // durations is ceil(p · n), written (100p · n + 99) / 100 in integer
+    // division, which both dialects share.
     const statsBy = (column: "path" | "observer_id", window: TimeWindow) =>
       sql<StatsRow>`
         WITH calls AS (
-          SELECT ${sql(column)} AS key, status, duration_millis FROM ugent_audit
-          WHERE ${windowed(window, [sql`phase = 'after'`])}
+          SELECT ${sql(column)} AS key, status, duration_millis,
+            CASE WHEN ${refused} THEN 1 ELSE 0 END AS refused
+          FROM ugent_audit
+          WHERE ${completed(window)}
         ),
         ranked AS (
           SELECT key, duration_millis,
@@ -116,11 +159,45 @@ export const make: Effect.Effect<AuditStoreShape, StoreError, SqlClient.SqlClien
           CAST(COUNT(*) AS INTEGER) AS calls,
           CAST(SUM(CASE WHEN c.status = 'success' THEN 1 ELSE 0 END) AS INTEGER) AS successes,
           CAST(SUM(CASE WHEN c.status = 'failure' THEN 1 ELSE 0 END) AS INTEGER) AS failures,
+          CAST(SUM(c.refused) AS INTEGER) AS refusals,
           AVG(c.duration_millis) AS average,
+          (SELECT r.duration_millis FROM ranked r WHERE r.key = c.key AND r.rn = (50 * r.n + 99) / 100) AS p50,
           (SELECT r.duration_millis FROM ranked r WHERE r.key = c.key AND r.rn = (95 * r.n + 99) / 100) AS p95
         FROM calls c
         GROUP BY c.key
         ORDER BY c.key`.pipe(Effect.map((rows) => rows.map(fromStatsRow)))
+
+    const totals = (window: TimeWindow) =>
+      sql<TotalsRow>`
+        SELECT CAST(COUNT(*) AS INTEGER) AS calls,
+          CAST(SUM(CASE WHEN status = 'success' THEN 1 ELSE 0 END) AS INTEGER) AS successes,
+          CAST(SUM(CASE WHEN status = 'failure' THEN 1 ELSE 0 END) AS INTEGER) AS failures,
+          CAST(SUM(CASE WHEN ${refused} THEN 1 ELSE 0 END) AS INTEGER) AS refusals
+        FROM ugent_audit
+        WHERE ${completed(window)}`.pipe(
+        // An empty window sums to NULL.
+        Effect.map(([row]) => ({
+          calls: Number(row?.calls ?? 0),
+          successes: Number(row?.successes ?? 0),
+          failures: Number(row?.failures ?? 0),
+          refusals: Number(row?.refusals ?? 0)
+        }))
+      )
+
+    const refusals = (window: TimeWindow) =>
+      sql<RefusalRow>`
+        SELECT error_tag AS reason, error_kind AS kind, CAST(COUNT(*) AS INTEGER) AS count
+        FROM ugent_audit
+        WHERE ${windowed(window, [sql`phase = 'after'`, refused])}
+        GROUP BY error_tag, error_kind`.pipe(
+        Effect.map((rows) =>
+          rows
+            .map(
+              (row): RefusalCount => ({ reason: row.reason, kind: row.kind as RefusalKind, count: Number(row.count) })
+            )
+            .sort(refusalOrder)
+        )
+      )
 
     return {
       record: (entry) =>
@@ -140,7 +217,12 @@ export const make: Effect.Effect<AuditStoreShape, StoreError, SqlClient.SqlClien
           Effect.mapError(storeError("list entries"))
         ),
       analytics: (window) =>
-        Effect.all({ byTool: statsBy("path", window), byObserver: statsBy("observer_id", window) }).pipe(
+        Effect.all({
+          byTool: statsBy("path", window),
+          byObserver: statsBy("observer_id", window),
+          refusals: refusals(window),
+          totals: totals(window)
+        }).pipe(
           Effect.map((analytics): AuditAnalytics => analytics),
           Effect.mapError(storeError("compute analytics"))
         )

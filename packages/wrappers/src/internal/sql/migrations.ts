@@ -63,6 +63,11 @@ const audit = {
     yield* sql`CREATE INDEX ugent_audit_path ON ugent_audit (path, at)`
     yield* sql`CREATE INDEX ugent_audit_observer ON ugent_audit (observer_id, at)`
     yield* sql`CREATE INDEX ugent_audit_call ON ugent_audit (call_id)`
+  }),
+  // The failure's kind (denied, rate_limited, not_found…), so refusals can be counted; NULL on older entries.
+  "2_add_error_kind": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`ALTER TABLE ugent_audit ADD COLUMN error_kind TEXT`
   })
 }
 
@@ -81,6 +86,12 @@ const memory = {
     )`
     yield* sql`CREATE INDEX ugent_memory_created ON ugent_memory (created_at, id)`
     yield* sql`CREATE INDEX ugent_memory_tool ON ugent_memory (tool, created_at, id)`
+  }),
+  // The observer an entry belongs to (NULL: no one in particular), so each caller lists and reads its own.
+  "2_add_owner": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`ALTER TABLE ugent_memory ADD COLUMN owner TEXT`
+    yield* sql`CREATE INDEX ugent_memory_owner ON ugent_memory (owner, created_at, id)`
   })
 }
 

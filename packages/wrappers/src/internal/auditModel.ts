@@ -1,0 +1,105 @@
+// What an audit store holds and answers, shared by the public `AuditStore`
+// module and the SQL store, so that neither imports the other's module.
+import { ToolError } from "@ugent/core"
+import { Schema } from "effect"
+import type { Effect } from "effect"
+import type { StoreError } from "../StoreError.ts"
+
+export const AuditPhase = Schema.Literals(["before", "after"])
+export type AuditPhase = typeof AuditPhase.Type
+
+export const AuditStatus = Schema.Literals(["pending", "success", "failure"])
+export type AuditStatus = typeof AuditStatus.Type
+
+export const AuditError = Schema.Struct({
+  tag: Schema.String,
+  message: Schema.String,
+  /** The failure's kind (`ToolError.kindOf`); absent on entries recorded before kinds were. */
+  kind: Schema.optionalKey(ToolError.KindSchema)
+})
+export type AuditError = typeof AuditError.Type
+
+export const AuditEntry = Schema.Struct({
+  id: Schema.String,
+  callId: Schema.String,
+  phase: AuditPhase,
+  at: Schema.Number,
+  observerId: Schema.String,
+  path: Schema.String,
+  inputSummary: Schema.String,
+  status: AuditStatus,
+  durationMillis: Schema.optionalKey(Schema.Number),
+  error: Schema.optionalKey(AuditError),
+  resultSummary: Schema.optionalKey(Schema.String),
+  /** Characters of the result / 4, rounded up. */
+  estimatedTokens: Schema.optionalKey(Schema.Number)
+})
+export type AuditEntry = typeof AuditEntry.Type
+
+export interface ListQuery {
+  readonly since?: number | undefined
+  readonly until?: number | undefined
+  readonly path?: string | undefined
+  readonly observerId?: string | undefined
+  readonly limit: number
+}
+
+export interface TimeWindow {
+  readonly since?: number | undefined
+  readonly until?: number | undefined
+}
+
+/** The kinds of failure that are refusals: the road declined to run the call. */
+export const RefusalKind = Schema.Literals(["denied", "rate_limited"])
+export type RefusalKind = typeof RefusalKind.Type
+
+export const AuditStats = Schema.Struct({
+  /** The tool's path, or the observer's id. */
+  key: Schema.String,
+  calls: Schema.Int,
+  successes: Schema.Int,
+  failures: Schema.Int,
+  /** Failures whose kind is a refusal (`denied`, `rate_limited`): part of `failures`. */
+  refusals: Schema.Int,
+  /** `successes / calls`, from 0 to 1. */
+  successRate: Schema.Number,
+  averageDurationMillis: Schema.optionalKey(Schema.Number),
+  /** Nearest rank: the `ceil(0.5 · n)`-th smallest of the `n` durations. */
+  p50DurationMillis: Schema.optionalKey(Schema.Number),
+  /** Nearest rank: the `ceil(0.95 · n)`-th smallest of the `n` durations. */
+  p95DurationMillis: Schema.optionalKey(Schema.Number)
+})
+export type AuditStats = typeof AuditStats.Type
+
+export const RefusalCount = Schema.Struct({
+  /** The error's tag, e.g. `"Forbidden"`. */
+  reason: Schema.String,
+  kind: RefusalKind,
+  count: Schema.Int
+})
+export type RefusalCount = typeof RefusalCount.Type
+
+export const AuditTotals = Schema.Struct({
+  calls: Schema.Int,
+  successes: Schema.Int,
+  failures: Schema.Int,
+  refusals: Schema.Int
+})
+export type AuditTotals = typeof AuditTotals.Type
+
+export const AuditAnalytics = Schema.Struct({
+  byTool: Schema.Array(AuditStats),
+  byObserver: Schema.Array(AuditStats),
+  /** Refusals by reason and kind, most frequent first, then by reason. */
+  refusals: Schema.Array(RefusalCount),
+  totals: AuditTotals
+})
+export type AuditAnalytics = typeof AuditAnalytics.Type
+
+export interface AuditStoreShape {
+  /** Writes one entry; it is stored when the effect succeeds. An entry whose id is already stored is ignored. */
+  readonly record: (entry: AuditEntry) => Effect.Effect<void, StoreError>
+  /** Matching entries, newest first (by `at`, then `id`), at most `limit`. */
+  readonly list: (query: ListQuery) => Effect.Effect<ReadonlyArray<AuditEntry>, StoreError>
+  readonly analytics: (window: TimeWindow) => Effect.Effect<AuditAnalytics, StoreError>
+}
