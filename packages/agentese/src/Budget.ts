@@ -34,7 +34,7 @@ export const OverBudget = Schema.Struct({
   /** How to get the rest: the tool's own paging, or self.memory.read. */
   next: Schema.String
 }).annotate({
-  identifier: "OverBudget",
+  title: "OverBudget",
   description:
     "The result was larger than the caller's budget, so it was kept in working memory: read it in parts with self.memory.read, or ask for less."
 })
@@ -110,7 +110,7 @@ const describeShape = (encoded: unknown): string => {
  *   return yield* Budget.apply({ path: "world.tools.file.read", encoded: big, text: JSON.stringify(big), budgetTokens: 100, memory, present: { summary: "Read 1000 lines from a.txt" } })
  * })
  * const over = Effect.runSync(program.pipe(Effect.provide(MemoryStore.layerMemory())))
- * console.log(over?.summary, over?.lines, over?.next.startsWith("self.memory.read"))
+ * console.log(over?.summary, over?.lines, over?.next.includes("self.memory.read"))
  * // => Read 1000 lines from a.txt (its content is kept in memory) 1001 true
  * ```
  *
@@ -132,7 +132,13 @@ export const apply = (options: {
   const kept = keptText(options.encoded)
   const what = options.present?.summary ?? `${options.path} returned ${describeShape(options.encoded)}`
   const summary = kept.field === undefined ? what : `${what} (its ${kept.field} is kept in memory)`
-  return Effect.map(options.memory.put({ tool: options.path, content: kept.text, summary }), (memoryId) => {
+  const put = {
+    tool: options.path,
+    content: kept.text,
+    summary,
+    ...(options.owner !== undefined ? { owner: options.owner } : {})
+  }
+  return Effect.map(options.memory.put(put), (memoryId) => {
     const lines = kept.text.length === 0 ? 0 : kept.text.split("\n").length
     const pageLines = Math.max(
       1,

@@ -27,7 +27,7 @@ import { Summarized } from "@ugent/wrappers"
 export const memory = Family.make({
   name: "memory",
   prefix: "self.memory",
-  tools: { read: Summarized.read }
+  tools: { read: Summarized.read, list: Summarized.list }
 })
 
 /**

@@ -18,9 +18,15 @@
  *
  * @since 0.1.0
  */
-import { randomUUID } from "node:crypto"
 import { Observer, ToolError } from "@ugent/core"
-import { type AuditStore, type CircuitBreakerOptions, MemoryStore, Traced, type TraceStore } from "@ugent/wrappers"
+import {
+  type AuditStore,
+  type CircuitBreakerOptions,
+  MemoryStore,
+  Summarized,
+  Traced,
+  type TraceStore
+} from "@ugent/wrappers"
 import { Cause, Clock, Context, Effect, Exit, Layer, Option, Schema } from "effect"
 import type { CircuitBreaker as Breaker, RateLimiter } from "effect/persistence"
 import * as Catalog from "./Catalog.ts"
@@ -209,6 +215,9 @@ export type RoadServices =
 
 type Served = ReturnType<typeof serve>
 
+/** Working memory's tools as the road serves them, for the hints in its results. */
+const memoryTools = { read: "self.memory.read", list: "self.memory.list" }
+
 const failureOf = (path: string, callId: string, error: unknown, encoded?: unknown): FailureOutcome => ({
   ok: false,
   error: ToolError.toJson(error, encoded),
@@ -315,6 +324,8 @@ export const layer = (
             .run(raw)
             .pipe(
               Effect.provideService(CurrentPlan, callPlan),
+              Traced.withCallId(callId),
+              Effect.provideService(Summarized.MemoryTools, memoryTools),
               alternatives !== undefined ? Traced.withAlternatives(alternatives) : (e) => e,
               Effect.provideContext(Context.merge(services, Context.make(Observer.Observer, observer))),
               Effect.exit
@@ -335,7 +346,7 @@ export const layer = (
         Effect.gen(function* () {
           const observer = yield* Observer.Observer
           const recipe = yield* Recipe.CurrentRecipe
-          const callId = randomUUID()
+          const callId = Traced.makeCallId()
           const planned = plan(registry, recipe, request)
           if (planned._tag === "Unplanned") return failureOf(planned.path, callId, planned.error)
           const settings = settingsOf(recipe)
@@ -369,7 +380,7 @@ export const layer = (
           const recipe = yield* Recipe.CurrentRecipe
           const observer = yield* Observer.Observer
           const parsed = Parse.response(text)
-          const outcomes: Array<Outcome> = parsed.errors.map((e) => failureOf("", randomUUID(), e))
+          const outcomes: Array<Outcome> = parsed.errors.map((e) => failureOf("", Traced.makeCallId(), e))
           const max = recipe.maxCallsPerResponse ?? Number.POSITIVE_INFINITY
           let used = 0
           for (const invocation of parsed.invocations) {
@@ -381,10 +392,10 @@ export const layer = (
               // A known path's refusal is recorded like any other; an unknown one is only reported.
               outcomes.push(
                 entry === undefined
-                  ? failureOf(path, randomUUID(), refusal)
+                  ? failureOf(path, Traced.makeCallId(), refusal)
                   : yield* call(
                       path,
-                      randomUUID(),
+                      Traced.makeCallId(),
                       {},
                       {
                         decision: Recipe.decide(recipe, path, entry.tool.trust),

@@ -220,7 +220,7 @@ describe("Invoke", () => {
               for (const entry of road.registry.entries) {
                 // An input that fails decoding after the gate still shows whether the gate let the call through.
                 const o = yield* invoke(entry.path, { __probe: true })
-                const refused = !o.ok && (o.kind === "denied" || o.kind === "not_found")
+                const refused = !o.ok && (o.error._tag === "PolicyDenied" || o.error._tag === "TrustDenied")
                 assert.strictEqual(!refused, offered.has(entry.path), `${entry.path} under ${JSON.stringify(s)}`)
               }
             })
@@ -325,19 +325,76 @@ describe("Invoke", () => {
       )
     )
 
-    it.effect("the third identical call within a minute is refused (threat 30)", () =>
+    it.effect("a call that gave the same result three times, nothing written, is refused (threat 30)", () =>
       run(
-        { recipe: { rateLimits: { perMinute: 1000 } } },
+        {},
         Effect.gen(function* () {
           const outcomes = [
             yield* invoke("world.tools.file.read", { path: "a.txt" }),
             yield* invoke("world.tools.file.read", { path: "a.txt" }),
             yield* invoke("world.tools.file.read", { path: "a.txt" }),
+            yield* invoke("world.tools.file.read", { path: "a.txt" }),
             yield* invoke("world.tools.file.read", { path: "b.md" })
           ]
-          assert.deepStrictEqual(outcomes.map(errorTag), ["ok", "ok", "LoopDetected", "ok"])
+          assert.deepStrictEqual(outcomes.map(errorTag), ["ok", "ok", "ok", "LoopDetected", "ok"])
         })
       )
+    )
+
+    it.effect("another spelling of the path, or an ignored key, is the same call (threat 41)", () =>
+      run(
+        {},
+        Effect.gen(function* () {
+          const outcomes = [
+            yield* invoke("world.tools.file.read", { path: "a.txt" }),
+            yield* invoke("world.tools.file.read", { path: "./a.txt", _: 1 }),
+            yield* invoke("world.tools.file.read", { path: "x/../a.txt" }),
+            yield* invoke("world.tools.file.read", { path: "a.txt", ignored: "yes" })
+          ]
+          assert.deepStrictEqual(outcomes.map(errorTag), ["ok", "ok", "ok", "LoopDetected"])
+        })
+      )
+    )
+
+    it.effect("read, edit, read, edit, read is progress, not a loop", () =>
+      run(
+        { trust: 1, session: "s1" },
+        Effect.gen(function* () {
+          const tags: Array<string> = []
+          for (let i = 0; i < 4; i++) {
+            tags.push(errorTag(yield* invoke("world.tools.file.read", { path: "a.txt" })))
+            tags.push(
+              errorTag(
+                yield* invoke("world.tools.file.edit", {
+                  path: "a.txt",
+                  oldText: `beta${"!".repeat(i)}`,
+                  newText: `beta${"!".repeat(i + 1)}`
+                })
+              )
+            )
+          }
+          tags.push(errorTag(yield* invoke("world.tools.file.read", { path: "a.txt" })))
+          assert.deepStrictEqual(tags, Array(9).fill("ok"))
+        })
+      )
+    )
+
+    it.effect("a call whose result changes is progress (a status that moves)", () =>
+      Effect.gen(function* () {
+        const root = workspace()
+        yield* run(
+          { root },
+          Effect.gen(function* () {
+            const tags: Array<string> = []
+            for (let i = 0; i < 6; i++) {
+              // Someone else edits the file between the reads: each read returns something new.
+              writeFileSync(join(root, "a.txt"), `version ${i}\n`)
+              tags.push(errorTag(yield* invoke("world.tools.file.read", { path: "a.txt" })))
+            }
+            assert.deepStrictEqual(tags, Array(6).fill("ok"))
+          })
+        )
+      })
     )
 
     it.effect("rate limits of the recipe apply per caller", () =>

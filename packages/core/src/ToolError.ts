@@ -300,7 +300,8 @@ export const toJson = (error: unknown, encoded?: unknown): FailureJson => {
  * Whether a failure may succeed if the same call is tried again: errors say
  * so with a `retryable: true` field. Refusals and caller mistakes (kinds
  * `invalid_input`, `parse`, `denied`, `not_found`, `rate_limited`) never are,
- * whatever they say.
+ * whatever they say, and neither are errors whose class has a static
+ * `retryable = false`.
  *
  * @category retrying
  * @since 0.1.0
@@ -308,6 +309,8 @@ export const toJson = (error: unknown, encoded?: unknown): FailureJson => {
 export const isRetryable = (error: unknown): boolean => {
   if (!Predicate.isObject(error)) return false
   if (neverRetried.has(kindOf(error))) return false
+  // A class may say its errors are never retried, whatever an instance claims (an open circuit).
+  if ((error.constructor as { readonly retryable?: unknown } | undefined)?.retryable === false) return false
   return (error as { readonly retryable?: unknown }).retryable === true
 }
 

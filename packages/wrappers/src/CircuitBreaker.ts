@@ -38,6 +38,8 @@ export class CircuitOpen extends Schema.TaggedError<CircuitOpen>()("CircuitOpen"
   retryAfterMillis: Schema.Number
 }) {
   static readonly kind: ToolError.Kind = "unavailable"
+  /** Never retried: the caller should wait `retryAfterMillis`, not hammer an open circuit. */
+  static readonly retryable = false
   override get message(): string {
     const seconds = Math.max(1, Math.ceil(this.retryAfterMillis / 1000))
     const messages: Record<typeof this.state, string> = {

@@ -274,7 +274,7 @@ export const setupOf = (
         )
       : undefined
     const stores = yield* storesOf(flags.stores, defaults.stores)
-    if (stores === "sqlite" || defaults.proofKey) {
+    if (stores === "sqlite") {
       yield* State.prepare(root).pipe(Effect.mapError((e) => new UsageError({ problem: e.message })))
     }
     if (Option.isSome(flags.budget) && flags.budget.value < 100) {

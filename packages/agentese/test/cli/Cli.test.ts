@@ -317,15 +317,16 @@ describe("ugent", () => {
   })
 
   describe("exec", () => {
-    it("refuses the third identical call of a response with LoopDetected (exit 1)", async () => {
+    it("refuses a call repeated with the same result and nothing written, with LoopDetected (exit 1)", async () => {
       const root = workspace()
       const line = "EXECUTE: world.tools.file.read --path=a.txt"
-      const run = await ugent(["exec", "--json"], { cwd: root, stdin: [line, line, line].join("\n") })
+      const again = "EXECUTE: world.tools.file.read --path=./a.txt"
+      const run = await ugent(["exec", "--json"], { cwd: root, stdin: [line, line, again, line].join("\n") })
       assert.strictEqual(run.code, 1)
       const { outcomes } = Schema.decodeUnknownSync(Outcomes)(onlyJson(run))
       assert.deepStrictEqual(
         outcomes.map((o) => (o.ok ? "ok" : o.error?._tag)),
-        ["ok", "ok", "LoopDetected"]
+        ["ok", "ok", "ok", "LoopDetected"]
       )
     })
 

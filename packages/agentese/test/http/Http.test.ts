@@ -169,13 +169,23 @@ describe("Http", () => {
       })
     )
 
-    it.live("is 422 when the tool fails on its own terms", () =>
+    it.live("is 404 when the thing named does not exist (not_found)", () =>
       Effect.gen(function* () {
         const { url } = yield* serve()
         const r = yield* post(invokeUrl(url, "world.tools.file.read"), { path: "missing.txt" })
-        assert.strictEqual(r.status, 422)
-        assert.strictEqual(r.body.kind, "failed")
+        assert.strictEqual(r.status, 404)
+        assert.strictEqual(r.body.kind, "not_found")
         assert.match(r.body.error.message, /not found/i)
+      })
+    )
+
+    it.live("is 409 when the caller's proof is stale or missing (conflict)", () =>
+      Effect.gen(function* () {
+        const { url } = yield* serve({ trust: 1 })
+        const r = yield* post(invokeUrl(url, "world.tools.file.write"), { path: "a.txt", content: "x" })
+        assert.strictEqual(r.status, 409)
+        assert.strictEqual(r.body.kind, "conflict")
+        assert.strictEqual(r.body.error._tag, "ProofRejected")
       })
     )
 

@@ -115,7 +115,7 @@ for (const target of targets) {
       assert.strictEqual(failure.reason, "never-read")
       assert.strictEqual(failure.path, "draft.md")
       assert.match(failure.message, /Read it first/)
-      assert.strictEqual(result._meta?.["ugent/kind"], "failed")
+      assert.strictEqual(result._meta?.["ugent/kind"], "conflict")
       assert.strictEqual(readFileSync(join(ws.root, "draft.md"), "utf8"), "draft\n")
     })
 

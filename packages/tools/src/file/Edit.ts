@@ -51,7 +51,12 @@ export type Replacement = typeof Replacement.Type
  */
 export const Input = Schema.Struct({
   path: Schema.String.annotate({ description: "File path, relative to the workspace root (or absolute inside it)." }),
-  proof: ReadProof.ReadProofFromToken,
+  proof: Schema.optionalKey(
+    ReadProof.ReadProofFromToken.annotate({
+      description:
+        "The proof token a read of this file returned. In a session that keeps state (MCP) the server supplies it when left out."
+    })
+  ),
   edits: Schema.optionalKey(
     Schema.Array(Replacement).annotate({ description: "Edits applied in order, all or nothing." })
   ),

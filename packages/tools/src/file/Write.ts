@@ -27,7 +27,12 @@ import * as Workspace from "../Workspace.ts"
 export const Input = Schema.Struct({
   path: Schema.String.annotate({ description: "File path, relative to the workspace root (or absolute inside it)." }),
   content: Schema.String.annotate({ description: "The complete new content of the file." }),
-  proof: Schema.optionalKey(ReadProof.ReadProofFromToken)
+  proof: Schema.optionalKey(
+    ReadProof.ReadProofFromToken.annotate({
+      description:
+        "To overwrite: the proof token a whole-file read returned. In a session that keeps state (MCP) the server supplies it when left out."
+    })
+  )
 })
 
 /**

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Tool, ToolError, Trust } from "@ugent/core"
-import { Retry } from "@ugent/wrappers"
+import { CircuitOpen, RateLimitedError, Retry } from "@ugent/wrappers"
 import { Clock, type Duration, Effect, Exit, Fiber, Schema } from "effect"
 import { TestClock } from "effect/testing"
 
@@ -71,10 +71,21 @@ describe("Retry", () => {
     }).pipe(Effect.provide(Trust.grant(0)))
   )
 
-  for (const tag of ["CircuitOpen", "TrustDenied", "InvalidInput", "RateLimited", "Forbidden", "ApprovalDenied"]) {
+  const refusals: ReadonlyArray<readonly [string, () => object]> = [
+    ["CircuitOpen", () => new CircuitOpen({ tool: "t", key: "t", state: "open", retryAfterMillis: 10 })],
+    ["TrustDenied", () => new ToolError.TrustDenied({ tool: "t", required: 1, actual: 0 })],
+    ["InvalidInput", () => new ToolError.InvalidInput({ tool: "t", issues: "x" })],
+    [
+      "RateLimited",
+      () => new RateLimitedError({ tool: "t", scope: "tool", limit: 1, windowMillis: 1000, retryAfterMillis: 10 })
+    ],
+    ["Forbidden", () => new ToolError.Forbidden({ tool: "t", rule: "r", detail: "d" })],
+    ["ApprovalDenied", () => new ToolError.ApprovalDenied({ tool: "t", reason: "denied" })]
+  ]
+  for (const [tag, make] of refusals) {
     it.effect(`never retries ${tag}, even marked retryable`, () =>
       Effect.gen(function* () {
-        const policyError = { _tag: tag, retryable: true, retryAfterMillis: 10 }
+        const policyError = Object.assign(make(), { retryable: true, retryAfterMillis: 10 })
         const { tool, runs } = scripted([policyError])
         yield* runFor(Retry(tool).run({ id: 1 }), "1 minute")
         assert.strictEqual(runs.length, 1)

@@ -174,7 +174,10 @@ export const serve = (entry: Entry, deps: Deps) => {
         })
       })
   )
-  const guarded = timed.pipe(CircuitBreaker({ ...deps.breaker, key: path }), RateLimited({ key: path }))
+  const guarded = timed.pipe(
+    CircuitBreaker({ ...deps.breaker, key: path }),
+    RateLimited({ key: path, toolPerObserver: true })
+  )
 
   const stages = (raw: unknown) =>
     Effect.gen(function* () {
@@ -213,7 +216,8 @@ export const serve = (entry: Entry, deps: Deps) => {
         text: JSON.stringify(encoded) ?? "",
         budgetTokens: plan.settings.budgetTokens,
         memory: deps.memory,
-        present: presentation(entry, output, decoded)
+        present: presentation(entry, output, decoded),
+        owner: observer.id
       })
       if (over !== undefined) return over
       if (plan.session !== undefined) yield* rememberProofs(deps, plan.session, input, output)
