@@ -48,8 +48,13 @@ export const CoverageSchema: Schema.Codec<Coverage> = Schema.Union([
  */
 export interface ReadProof {
   readonly [Brand]: "ReadProof"
-  /** Canonical (real) absolute path. */
+  /**
+   * The file: its canonical path relative to its workspace (a token never
+   * names a host path), or the path the issuer gave.
+   */
   readonly path: string
+  /** Which workspace the path is relative to: an opaque fingerprint of its root (see {@link scopeOf}), or `""`. */
+  readonly workspace: string
   /** SHA-256 of the file's bytes, hex. */
   readonly hash: string
   /** Size in bytes when read. */
@@ -95,6 +100,8 @@ export const layerKey = (secret: string | Uint8Array): Layer.Layer<never> => {
 
 interface Payload {
   readonly p: string
+  /** The workspace fingerprint; absent for proofs issued outside a workspace. */
+  readonly w?: string
   readonly h: string
   readonly s: number
   readonly c: Coverage
@@ -116,6 +123,7 @@ const sign = (key: Uint8Array, body: string) => {
 class ProofImpl implements ReadProof {
   declare readonly [Brand]: "ReadProof"
   readonly path: string
+  readonly workspace: string
   readonly hash: string
   readonly size: number
   readonly coverage: Coverage
@@ -123,6 +131,7 @@ class ProofImpl implements ReadProof {
   readonly token: string
   constructor(payload: Payload, token: string) {
     this.path = payload.p
+    this.workspace = payload.w ?? ""
     this.hash = payload.h
     this.size = payload.s
     this.coverage = payload.c
@@ -131,7 +140,14 @@ class ProofImpl implements ReadProof {
     Object.freeze(this)
   }
   toJSON() {
-    return { _id: "ReadProof", path: this.path, hash: this.hash, coverage: this.coverage, issuedAt: this.issuedAt }
+    return {
+      _id: "ReadProof",
+      path: this.path,
+      workspace: this.workspace,
+      hash: this.hash,
+      coverage: this.coverage,
+      issuedAt: this.issuedAt
+    }
   }
 }
 
@@ -149,7 +165,12 @@ const verifyToken = (key: Uint8Array, token: string): Option.Option<ProofImpl> =
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return Option.none()
   try {
     const payload = JSON.parse(Buffer.from(body, "base64url").toString("utf8")) as Payload
-    if (typeof payload.p !== "string" || typeof payload.h !== "string" || typeof payload.t !== "number") {
+    if (
+      typeof payload.p !== "string" ||
+      typeof payload.h !== "string" ||
+      typeof payload.t !== "number" ||
+      (payload.w !== undefined && typeof payload.w !== "string")
+    ) {
       return Option.none()
     }
     return Option.some(new ProofImpl(payload, token))
@@ -186,6 +207,8 @@ export const hash = (content: Uint8Array | string): string => createHash("sha256
  */
 export const issue = (options: {
   readonly path: string
+  /** The workspace the path is relative to (its {@link scopeOf}). */
+  readonly workspace?: string | undefined
   readonly content: Uint8Array | string
   readonly coverage: Coverage
 }): Effect.Effect<ReadProof> =>
@@ -193,7 +216,14 @@ export const issue = (options: {
     const key = yield* Key
     const issuedAt = yield* Clock.currentTimeMillis
     const size = typeof options.content === "string" ? Buffer.byteLength(options.content) : options.content.length
-    return mint(key, { p: options.path, h: hash(options.content), s: size, c: options.coverage, t: issuedAt })
+    return mint(key, {
+      p: options.path,
+      ...(options.workspace !== undefined && options.workspace !== "" ? { w: options.workspace } : {}),
+      h: hash(options.content),
+      s: size,
+      c: options.coverage,
+      t: issuedAt
+    })
   })
 
 /**
@@ -205,6 +235,7 @@ export const issue = (options: {
  */
 export const issueHashed = (options: {
   readonly path: string
+  readonly workspace?: string | undefined
   readonly hash: string
   readonly size: number
   readonly coverage: Coverage
@@ -212,8 +243,43 @@ export const issueHashed = (options: {
   Effect.gen(function* () {
     const key = yield* Key
     const issuedAt = yield* Clock.currentTimeMillis
-    return mint(key, { p: options.path, h: options.hash, s: options.size, c: options.coverage, t: issuedAt })
+    return mint(key, {
+      p: options.path,
+      ...(options.workspace !== undefined && options.workspace !== "" ? { w: options.workspace } : {}),
+      h: options.hash,
+      s: options.size,
+      c: options.coverage,
+      t: issuedAt
+    })
   })
+
+const scopes = new Map<string, string>()
+
+/**
+ * The fingerprint of a workspace root that proofs carry instead of its
+ * path: two workspaces sharing a key do not accept each other's proofs of a
+ * file with the same relative path, and no token names a host path.
+ *
+ * **Example** (Opaque and stable)
+ * ```ts
+ * import { ReadProof } from "@ugent/core"
+ * const a = ReadProof.scopeOf("/home/me/project")
+ * console.log(a === ReadProof.scopeOf("/home/me/project"), a.includes("project"), a.length)
+ * // => true false 16
+ * ```
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const scopeOf = (root: string): string => {
+  let found = scopes.get(root)
+  if (found === undefined) {
+    found = createHash("sha256").update(`ugent-workspace\u0000${root}`).digest("base64url").slice(0, 16)
+    if (scopes.size > 1000) scopes.clear()
+    scopes.set(root, found)
+  }
+  return found
+}
 
 /**
  * The proof a value really carries: the payload of its signed token, checked
@@ -243,6 +309,7 @@ export const verify = (u: unknown): Effect.Effect<Option.Option<ReadProof>> =>
     const p = signed.value
     const same =
       u.path === p.path &&
+      u.workspace === p.workspace &&
       u.hash === p.hash &&
       u.size === p.size &&
       u.issuedAt === p.issuedAt &&

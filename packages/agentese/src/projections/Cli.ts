@@ -613,9 +613,14 @@ const stats = Command.make(
 )
 
 const renderStats = (a: AuditStore.AuditAnalytics): string => {
+  const ms = (v: number | undefined) => (v === undefined ? "-" : `${v.toFixed(1)} ms`)
   const row = (s: AuditStore.AuditStats) =>
-    `  ${s.key.padEnd(36)} ${String(s.calls).padStart(6)} calls  ${String(s.successes).padStart(6)} ok  ${String(s.failures).padStart(5)} failed  p95 ${s.p95DurationMillis === undefined ? "-" : `${s.p95DurationMillis.toFixed(1)} ms`}`
+    `  ${s.key.padEnd(32)} ${String(s.calls).padStart(6)} calls ${String(s.successes).padStart(6)} ok ${String(s.refusals).padStart(5)} refused ${String(s.failures - s.refusals).padStart(5)} failed   p50 ${ms(s.p50DurationMillis)}  p95 ${ms(s.p95DurationMillis)}`
+  const t = a.totals
   return [
+    `Calls: ${t.calls} (${t.successes} succeeded, ${t.refusals} refused, ${t.failures - t.refusals} failed)`,
+    "Refusals by reason:",
+    ...(a.refusals.length === 0 ? ["  (none)"] : a.refusals.map((r) => `  ${r.reason.padEnd(20)} ${r.kind.padEnd(13)} ${r.count}`)),
     "By path:",
     ...(a.byTool.length === 0 ? ["  (no calls)"] : a.byTool.map(row)),
     "By caller:",

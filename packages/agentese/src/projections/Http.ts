@@ -21,7 +21,9 @@ import { ByteSize, Context, Deferred, type Duration, Effect, Layer, Schedule, Sc
 import * as Sse from "effect/encoding/Sse"
 import { HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { AuditStore } from "@ugent/wrappers"
 import * as Catalog from "../Catalog.ts"
+import * as Profile from "../Profile.ts"
 import * as Events from "../Events.ts"
 import * as Invoke from "../Invoke.ts"
 import type * as Recipe from "../Recipe.ts"
@@ -110,6 +112,19 @@ export const Described = Catalog.Described
  */
 export type Described = Catalog.Described
 
+/**
+ * The statistics the API returns: the window, the settings in force for the
+ * server's caller, and the audit store's analytics.
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
+export const Stats = Schema.Struct({
+  since: Schema.Number,
+  settings: Profile.SettingsJson,
+  analytics: AuditStore.AuditAnalytics
+}).annotate({ identifier: "Stats" })
+
 const PathParam = {
   path: Schema.String.annotate({
     description:
@@ -156,6 +171,20 @@ export class V1 extends HttpApiGroup.make("v1")
         failureWith(504, "The call timed out (timeout).")
       ]
     }).annotateMerge(OpenApi.annotations({ summary: "Invokes a path (or a pipeline) with the body as input." })),
+    HttpApiEndpoint.get("stats", "/stats", {
+      query: {
+        since: Schema.optionalKey(
+          Schema.NumberFromString.annotate({ description: "Epoch milliseconds (default: the last 24 hours)." })
+        )
+      },
+      success: Stats,
+      error: failureWith(503, "The audit store cannot be read (unavailable).")
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary:
+          "Analytics of the audit store: calls, successes, refusals by reason, p50/p95 per path and per caller, and the road's settings."
+      })
+    ),
     HttpApiEndpoint.get("events", "/events", {
       success: HttpApiSchema.StreamSse({ data: Events.EventSchema })
     }).annotateMerge(
@@ -391,6 +420,7 @@ const V1Handlers = (options: Options) =>
       )
       const invoker = yield* Invoke.Invoker
       const events = yield* Events.Events
+      const audit = yield* AuditStore.AuditStore
       const stopping = yield* Stopping
       const maxBody = options.maxBodyBytes ?? 1024 * 1024
       const heartbeat = options.heartbeat ?? "15 seconds"
@@ -400,6 +430,22 @@ const V1Handlers = (options: Options) =>
 
       return handlers
         .handle("list", () => withCaller(Catalog.listing(invoker)))
+        .handle("stats", ({ query }) =>
+          Effect.gen(function* () {
+            const since = query.since ?? Date.now() - 86_400_000
+            const settings = yield* withCaller(invoker.settings)
+            const analytics = yield* audit.analytics({ since }).pipe(
+              Effect.mapError((e) => ({
+                ok: false as const,
+                error: ToolError.toJson(e),
+                kind: ToolError.kindOf(e),
+                path: "",
+                callId: ""
+              }))
+            )
+            return { since, settings: Profile.toJson(settings), analytics }
+          })
+        )
         .handle("describe", ({ params }) =>
           withCaller(Catalog.describe(invoker, params.path)).pipe(
             Effect.map((r) =>
@@ -503,7 +549,7 @@ const notFoundRoute = HttpRouter.add(
       error: {
         _tag: "RouteNotFound",
         message:
-          "No such route. The routes are GET /v1/paths, GET /v1/paths/{path}, POST /v1/invoke/{path}, GET /v1/events, GET /v1/openapi.json."
+          "No such route. The routes are GET /v1/paths, GET /v1/paths/{path}, POST /v1/invoke/{path}, GET /v1/stats, GET /v1/events, GET /v1/openapi.json."
       },
       kind: "not_found",
       path: "",

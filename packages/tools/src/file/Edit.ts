@@ -16,6 +16,7 @@ import {
   checkProofFor,
   checkUnchanged,
   decode,
+  issueFor,
   readForProof,
   requireWritable,
   unifiedDiff
@@ -336,7 +337,7 @@ export const edit = Tool.make({
       const ws = yield* Workspace.Workspace
       const target = yield* ws.resolveForWrite(input.path)
       yield* requireWritable(ws, "file.edit", target, input)
-      const proof = yield* checkProofFor(target, input.proof, false)
+      const proof = yield* checkProofFor(ws, target, input.proof, false)
       if (target.kind === "missing") return yield* new ReadProof.ProofRejected({ path: input.path, reason: "deleted" })
       const current = yield* readForProof(ws, target, proof)
       yield* checkUnchanged(target, proof, current)
@@ -358,7 +359,7 @@ export const edit = Tool.make({
         proof.coverage._tag === "Whole"
           ? proof.coverage
           : { _tag: "Lines", start: proof.coverage.start, end: proof.coverage.end + applied.shift }
-      const fresh = yield* ReadProof.issue({ path: written.real, content: bytes, coverage })
+      const fresh = yield* issueFor(ws, written, bytes, coverage)
       yield* Changes.publish({ path: written.real, relative: written.relative, kind: "modified" })
       const result: Output = {
         path: written.relative,

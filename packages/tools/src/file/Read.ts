@@ -9,6 +9,7 @@
  */
 import { ReadProof, Tool, ToolError } from "@ugent/core"
 import { Context, Effect, Layer, Schema } from "effect"
+import { issueFor } from "../internal/workspace/causal.ts"
 import { numbered, readLines } from "../internal/workspace/text.ts"
 import * as Workspace from "../Workspace.ts"
 
@@ -179,11 +180,12 @@ export const read = Tool.make({
       const endLine = startLine + shown.lines.length - 1
       const content = numbered(shown.lines, startLine)
       const whole = startLine === 1 && endLine === totalLines && shown.cut === 0
-      const proof = yield* ReadProof.issue({
-        path: file.path.real,
-        content: file.bytes,
-        coverage: whole ? { _tag: "Whole" } : { _tag: "Lines", start: startLine, end: endLine }
-      })
+      const proof = yield* issueFor(
+        ws,
+        file.path,
+        file.bytes,
+        whole ? { _tag: "Whole" } : { _tag: "Lines", start: startLine, end: endLine }
+      )
       const notice =
         totalLines === 0
           ? "The file is empty."

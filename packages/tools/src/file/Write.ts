@@ -14,6 +14,7 @@ import {
   checkProofFor,
   checkUnchanged,
   decode,
+  issueFor,
   readForProof,
   requireWritable,
   unifiedDiff
@@ -121,21 +122,21 @@ export const write = Tool.make({
       if (target.kind === "missing") {
         if (input.proof !== undefined) {
           // A proof of this path means the caller read a file that is gone since.
-          const proof = yield* checkProofFor(target, input.proof, false)
+          const proof = yield* checkProofFor(ws, target, input.proof, false)
           return yield* new ReadProof.ProofRejected({
             path: input.path,
-            reason: proof.path === target.real ? "deleted" : "other-file"
+            reason: proof.path === target.relative ? "deleted" : "other-file"
           })
         }
         written = yield* ws.writeFile(target, bytes, { mode: "create" })
       } else {
-        const proof = yield* checkProofFor(target, input.proof, true)
+        const proof = yield* checkProofFor(ws, target, input.proof, true)
         const current = yield* readForProof(ws, target, proof)
         yield* checkUnchanged(target, proof, current)
         before = decode(current)
         written = yield* ws.writeFile(target, bytes, { mode: "replace", expectedHash: proof.hash })
       }
-      const proof = yield* ReadProof.issue({ path: written.real, content: bytes, coverage: { _tag: "Whole" } })
+      const proof = yield* issueFor(ws, written, bytes, { _tag: "Whole" })
       yield* Changes.publish({
         path: written.real,
         relative: written.relative,

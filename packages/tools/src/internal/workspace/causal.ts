@@ -28,8 +28,9 @@ export const requireWritable = (
         input
       )
 
-/** Checks that a proof is genuine and names this file; `whole` also asks for whole-file coverage. */
+/** Checks that a proof is genuine and names this file of this workspace; `whole` also asks for whole-file coverage. */
 export const checkProofFor = (
+  ws: WorkspaceShape,
   target: ResolvedPath,
   given: ReadProof.ReadProof | undefined,
   whole: boolean
@@ -42,7 +43,7 @@ export const checkProofFor = (
       return yield* new ReadProof.ProofRejected({ path: target.input, reason: "invalid" })
     }
     const proof = verified.value
-    if (proof.path !== target.real) {
+    if (proof.path !== target.relative || proof.workspace !== ReadProof.scopeOf(ws.root)) {
       return yield* new ReadProof.ProofRejected({ path: target.input, reason: "other-file" })
     }
     if (whole && proof.coverage._tag !== "Whole") {
@@ -76,6 +77,15 @@ export const checkUnchanged = (
   ReadProof.verdict(proof, { hash: ReadProof.hash(current) }) === "unchanged"
     ? Effect.void
     : Effect.fail(new ReadProof.ProofRejected({ path: target.input, reason: "changed" }))
+
+/** Issues the proof of content just shown or written: the file's workspace-relative path and the workspace's fingerprint. */
+export const issueFor = (
+  ws: WorkspaceShape,
+  target: ResolvedPath,
+  content: Uint8Array | string,
+  coverage: ReadProof.Coverage
+): Effect.Effect<ReadProof.ReadProof> =>
+  ReadProof.issue({ path: target.relative, workspace: ReadProof.scopeOf(ws.root), content, coverage })
 
 /** A unified diff between two versions of a file (`before` undefined: the file is new). */
 export const unifiedDiff = (relative: string, before: string | undefined, after: string): string =>
