@@ -620,7 +620,9 @@ const renderStats = (a: AuditStore.AuditAnalytics): string => {
   return [
     `Calls: ${t.calls} (${t.successes} succeeded, ${t.refusals} refused, ${t.failures - t.refusals} failed)`,
     "Refusals by reason:",
-    ...(a.refusals.length === 0 ? ["  (none)"] : a.refusals.map((r) => `  ${r.reason.padEnd(20)} ${r.kind.padEnd(13)} ${r.count}`)),
+    ...(a.refusals.length === 0
+      ? ["  (none)"]
+      : a.refusals.map((r) => `  ${r.reason.padEnd(20)} ${r.kind.padEnd(13)} ${r.count}`)),
     "By path:",
     ...(a.byTool.length === 0 ? ["  (no calls)"] : a.byTool.map(row)),
     "By caller:",

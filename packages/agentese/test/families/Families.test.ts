@@ -17,7 +17,10 @@ describe("a new tool family", () => {
       const first = yield* Invoke.invoke({ path: "self.tools.notes.add", input: { text: "tea" } })
       const second = yield* Invoke.invoke({ path: "self.tools.notes.add", input: { text: "milk" } })
       const listed = yield* Invoke.invoke({ path: "self.tools.notes.list", input: {} })
-      assert.deepStrictEqual([first, second].map((o) => o.ok && o.result), [{ count: 1 }, { count: 2 }])
+      assert.deepStrictEqual(
+        [first, second].map((o) => o.ok && o.result),
+        [{ count: 1 }, { count: 2 }]
+      )
       assert.deepStrictEqual(listed.ok && listed.result, { notes: ["tea", "milk"] })
     }).pipe(Effect.provide(server(1)))
   )

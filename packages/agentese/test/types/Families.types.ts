@@ -40,4 +40,7 @@ const served = Family.make({
 Server.layer({ root: "/tmp", families: [served] })
 
 // The host's workspace is there for every family.
-Server.layer({ root: "/tmp", families: [Family.make({ name: "ws", prefix: "self.tools", tools: { "ws.root": needsWorkspace } })] })
+Server.layer({
+  root: "/tmp",
+  families: [Family.make({ name: "ws", prefix: "self.tools", tools: { "ws.root": needsWorkspace } })]
+})

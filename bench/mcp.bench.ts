@@ -1,0 +1,121 @@
+/**
+ * An MCP client's view of speed: the official SDK client over stdio against
+ * `ugent mcp` (the local profile, the default of a desktop client; proofs,
+ * audit and tracing on, SQLite stores under `.ugent/`) and against the
+ * reference filesystem server (`@modelcontextprotocol/server-filesystem`),
+ * in the same run, on the same files: p50 and p95 per call of reading a
+ * one-line file, reading a 2,000-line file, and listing a directory of 200
+ * entries. Each server gets a fresh workspace copy, a warm-up, then calls
+ * interleaved between the two servers so drift in the machine's load hits
+ * both alike.
+ */
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { type Bench, type Row, row } from "./Bench.ts"
+
+const ugentBin = fileURLToPath(new URL("../packages/agentese/bin/ugent.ts", import.meta.url))
+const reference = createRequire(import.meta.url).resolve("@modelcontextprotocol/server-filesystem/dist/index.js")
+
+const makeWorkspace = () => {
+  const root = mkdtempSync(join(tmpdir(), "ugent-bench-mcp-"))
+  writeFileSync(join(root, "one.txt"), "hello\n")
+  writeFileSync(
+    join(root, "long.txt"),
+    Array.from({ length: 2000 }, (_, i) => `line ${i + 1}: the quick brown fox jumps over the lazy dog`).join("\n")
+  )
+  mkdirSync(join(root, "dir"))
+  for (let i = 0; i < 200; i++) writeFileSync(join(root, "dir", `file-${String(i).padStart(3, "0")}.txt`), `${i}\n`)
+  return root
+}
+
+const connect = async (command: string, args: ReadonlyArray<string>) => {
+  const client = new Client({ name: "ugent-bench", version: "0.0.0" })
+  await client.connect(new StdioClientTransport({ command, args: [...args], stderr: "ignore" }))
+  return client
+}
+
+interface Case {
+  readonly name: string
+  readonly target: string
+  readonly ours: { readonly name: string; readonly arguments: Record<string, unknown> }
+  readonly theirs: { readonly name: string; readonly arguments: (root: string) => Record<string, unknown> }
+}
+
+const cases: ReadonlyArray<Case> = [
+  {
+    name: "read a one-line file",
+    target: "≤ 1.2",
+    ours: { name: "world_tools_file_read", arguments: { path: "one.txt" } },
+    theirs: { name: "read_text_file", arguments: (root) => ({ path: join(root, "one.txt") }) }
+  },
+  {
+    name: "read a 2,000-line file",
+    target: "≤ 1.2",
+    ours: { name: "world_tools_file_read", arguments: { path: "long.txt" } },
+    theirs: { name: "read_text_file", arguments: (root) => ({ path: join(root, "long.txt") }) }
+  },
+  {
+    name: "list 200 entries",
+    target: "≤ 1.5",
+    ours: { name: "world_tools_file_list", arguments: { path: "dir" } },
+    theirs: { name: "list_directory", arguments: (root) => ({ path: join(root, "dir") }) }
+  }
+]
+
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!
+
+const time = async (f: () => Promise<unknown>) => {
+  const start = process.hrtime.bigint()
+  const result = (await f()) as { isError?: boolean }
+  if (result.isError === true) throw new Error(`a benchmarked call failed: ${JSON.stringify(result)}`)
+  return Number(process.hrtime.bigint() - start) / 1e6
+}
+
+export default {
+  name: "mcp",
+  description:
+    "The official MCP SDK client over stdio: ugent mcp (local profile, proofs, audit, tracing, SQLite) vs @modelcontextprotocol/server-filesystem, same files, p50/p95 per call",
+  run: async () => {
+    const base = makeWorkspace()
+    const oursRoot = mkdtempSync(join(tmpdir(), "ugent-bench-mcp-ours-"))
+    const theirsRoot = mkdtempSync(join(tmpdir(), "ugent-bench-mcp-ref-"))
+    cpSync(base, oursRoot, { recursive: true })
+    cpSync(base, theirsRoot, { recursive: true })
+    // Loops are not what this measures: repeated identical reads would be refused as a loop.
+    const ours = await connect(process.execPath, [ugentBin, "mcp", "--root", oursRoot, "--loop", "off"])
+    const theirs = await connect(process.execPath, [reference, theirsRoot])
+    const rows: Array<Row> = []
+    try {
+      const n = 300
+      for (const c of cases) {
+        const a = () => ours.callTool({ name: c.ours.name, arguments: c.ours.arguments })
+        const b = () => theirs.callTool({ name: c.theirs.name, arguments: c.theirs.arguments(theirsRoot) })
+        for (let i = 0; i < 30; i++) {
+          await time(a)
+          await time(b)
+        }
+        const ta: Array<number> = []
+        const tb: Array<number> = []
+        for (let i = 0; i < n; i++) {
+          ta.push(await time(a))
+          tb.push(await time(b))
+        }
+        ta.sort((x, y) => x - y)
+        tb.sort((x, y) => x - y)
+        rows.push(row(`${c.name}: p50`, percentile(tb, 0.5), percentile(ta, 0.5), "ms/call", { target: c.target }))
+        rows.push(row(`${c.name}: p95`, percentile(tb, 0.95), percentile(ta, 0.95), "ms/call"))
+      }
+    } finally {
+      await ours.close()
+      await theirs.close()
+      for (const dir of [base, oursRoot, theirsRoot]) rmSync(dir, { recursive: true, force: true })
+    }
+    return rows
+  }
+} satisfies Bench
