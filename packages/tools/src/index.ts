@@ -37,5 +37,13 @@ export * as GitStatus from "./git/Status.ts"
 export * as Grep from "./search/Grep.ts"
 /** @since 0.2.0 */
 export * as Search from "./search/Search.ts"
+/** @since 0.2.0 */
+export * as Web from "./web/Web.ts"
+/** @since 0.2.0 */
+export * as WebError from "./web/WebError.ts"
+/** @since 0.2.0 */
+export * as WebFetch from "./web/Fetch.ts"
+/** @since 0.2.0 */
+export * as WebSearch from "./web/Search.ts"
 /** @since 0.1.0 */
 export * as Workspace from "./Workspace.ts"

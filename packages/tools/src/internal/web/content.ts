@@ -1,0 +1,198 @@
+/**
+ * From response bytes to the text web.fetch returns: which content types are
+ * text (HTML, `text/*`, JSON, XML, JavaScript, YAML, TOML; a missing type is
+ * sniffed), the character set (byte order mark, then the header, then an
+ * HTML `<meta charset>`, then UTF-8), HTML to Markdown with turndown (links
+ * and images made absolute, scripts, styles and embedded data dropped), and
+ * the window of characters one call shows.
+ *
+ * @internal
+ */
+import TurndownService from "turndown"
+
+/** What the body is: HTML (converted to Markdown unless raw), or other text. */
+export type Kind = "html" | "text"
+
+/** The media type (lower case, no parameters) and charset of a `content-type` header. */
+export const parseContentType = (
+  header: string | undefined
+): { readonly mediaType: string; readonly charset: string | undefined } => {
+  if (header === undefined) return { mediaType: "", charset: undefined }
+  const [type = "", ...params] = header.split(";")
+  let charset: string | undefined
+  for (const param of params) {
+    const [name, value] = param.split("=", 2)
+    if (name?.trim().toLowerCase() === "charset" && value !== undefined) {
+      charset = value.trim().replace(/^"(.*)"$/, "$1")
+    }
+  }
+  return { mediaType: type.trim().toLowerCase(), charset }
+}
+
+const textApplications = new Set([
+  "application/json",
+  "application/xml",
+  "application/javascript",
+  "application/ecmascript",
+  "application/x-javascript",
+  "application/yaml",
+  "application/x-yaml",
+  "application/toml",
+  "application/x-ndjson",
+  "application/graphql",
+  "application/sql"
+])
+
+const sniffWindow = 8192
+
+const bomEncoding = (body: Uint8Array): string | undefined => {
+  if (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) return "utf-8"
+  if (body[0] === 0xfe && body[1] === 0xff) return "utf-16be"
+  if (body[0] === 0xff && body[1] === 0xfe) return "utf-16le"
+  return undefined
+}
+
+const isWide = (charset: string | undefined): boolean => charset !== undefined && /^utf-?(16|32)/i.test(charset)
+
+const hasNul = (body: Uint8Array): boolean => body.subarray(0, sniffWindow).includes(0)
+
+const looksLikeUtf8 = (body: Uint8Array): boolean => {
+  try {
+    new TextDecoder("utf-8", { fatal: true }).decode(body.subarray(0, sniffWindow), { stream: true })
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Whether the body is text, and which kind; `undefined` when it is not
+ * (a binary type, or a text type whose first 8 KB hold a NUL byte).
+ */
+export const kindOf = (mediaType: string, charset: string | undefined, body: Uint8Array): Kind | undefined => {
+  const wide = isWide(bomEncoding(body) ?? charset)
+  if (mediaType === "") {
+    if (wide) return "text"
+    if (hasNul(body) || !looksLikeUtf8(body)) return undefined
+    const head = new TextDecoder().decode(body.subarray(0, 512)).trimStart().toLowerCase()
+    return head.startsWith("<!doctype html") || head.startsWith("<html") ? "html" : "text"
+  }
+  const html = mediaType === "text/html" || mediaType === "application/xhtml+xml"
+  const text =
+    html ||
+    mediaType.startsWith("text/") ||
+    textApplications.has(mediaType) ||
+    (mediaType.startsWith("application/") && (mediaType.endsWith("+json") || mediaType.endsWith("+xml")))
+  if (!text || (!wide && hasNul(body))) return undefined
+  return html ? "html" : "text"
+}
+
+const metaCharset = (body: Uint8Array): string | undefined => {
+  const head = new TextDecoder("latin1").decode(body.subarray(0, 1024))
+  return /<meta[^>]+charset\s*=\s*["']?\s*([\w.:-]+)/i.exec(head)?.[1]
+}
+
+/** Decodes the body: byte order mark, then the declared charset, then `<meta charset>` for HTML, then UTF-8. */
+export const decode = (body: Uint8Array, charset: string | undefined, kind: Kind): string => {
+  const label = bomEncoding(body) ?? charset ?? (kind === "html" ? metaCharset(body) : undefined) ?? "utf-8"
+  try {
+    return new TextDecoder(label).decode(body)
+  } catch {
+    // An unknown label (RangeError): read it as UTF-8, as browsers fall back to a default.
+    return new TextDecoder("utf-8").decode(body)
+  }
+}
+
+const absolute = (href: string, base: string): string | undefined => {
+  try {
+    const url = new URL(href, base)
+    return url.protocol === "http:" || url.protocol === "https:" || url.protocol === "mailto:" ? url.href : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** What the rules read of a DOM element (turndown's types name DOM classes this project's lib does not load). */
+interface ElementLike {
+  readonly nodeName: string
+  readonly textContent: string | null
+  getAttribute(name: string): string | null
+}
+
+const escapeTitle = (title: string): string => title.replace(/"/g, '\\"')
+
+/** Converts HTML to Markdown; the page's `<title>` is returned apart. */
+export const toMarkdown = (
+  html: string,
+  base: string
+): { readonly title: string | undefined; readonly markdown: string } => {
+  let title: string | undefined
+  const service = new TurndownService({
+    headingStyle: "atx",
+    codeBlockStyle: "fenced",
+    bulletListMarker: "-",
+    emDelimiter: "*"
+  })
+  service.remove(["script", "style", "noscript", "template", "iframe", "object", "embed", "canvas", "svg", "head"])
+  service.addRule("title", {
+    filter: "title",
+    replacement: (_content, node) => {
+      title ??= ((node as ElementLike).textContent ?? "").replace(/\s+/g, " ").trim()
+      return ""
+    }
+  })
+  service.addRule("absoluteLink", {
+    filter: (node) => (node as ElementLike).nodeName === "A" && (node as ElementLike).getAttribute("href") !== null,
+    replacement: (content, node) => {
+      const element = node as ElementLike
+      const href = absolute(element.getAttribute("href") ?? "", base)
+      if (href === undefined || content.trim() === "") return content
+      const linkTitle = element.getAttribute("title")
+      return `[${content}](${href}${linkTitle ? ` "${escapeTitle(linkTitle)}"` : ""})`
+    }
+  })
+  service.addRule("absoluteImage", {
+    filter: "img",
+    replacement: (_content, node) => {
+      const element = node as ElementLike
+      const alt = (element.getAttribute("alt") ?? "").replace(/\s+/g, " ").trim()
+      // Inline data (data: URIs) is dropped: it is bytes, not text.
+      const src = absolute(element.getAttribute("src") ?? "", base)
+      return src === undefined ? alt : `![${alt}](${src})`
+    }
+  })
+  const markdown = service
+    .turndown(html)
+    .replace(/\n{3,}/g, "\n\n")
+    .trim()
+  return { title: title === "" ? undefined : title, markdown }
+}
+
+/** The characters one call shows: from `start`, at most `max`, never splitting a surrogate pair at the end. */
+export const window = (
+  text: string,
+  start: number,
+  max: number
+): { readonly content: string; readonly nextIndex: number | null } => {
+  const from = Math.min(start, text.length)
+  let end = Math.min(from + max, text.length)
+  if (end < text.length && end > from + 1) {
+    const last = text.charCodeAt(end - 1)
+    if (last >= 0xd800 && last <= 0xdbff) end -= 1
+  }
+  return { content: text.slice(from, end), nextIndex: end < text.length ? end : null }
+}
+
+const entities: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " " }
+
+/** A search snippet as plain text: tags removed, common entities decoded, spaces collapsed. */
+export const plainText = (snippet: string): string =>
+  snippet
+    .replace(/<[^>]*>/g, "")
+    .replace(/&(#x[0-9a-f]{1,6}|#\d{1,7}|[a-z]+);/gi, (whole, name: string) => {
+      if (!name.startsWith("#")) return entities[name.toLowerCase()] ?? whole
+      const code = name[1] === "x" || name[1] === "X" ? Number.parseInt(name.slice(2), 16) : Number(name.slice(1))
+      return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole
+    })
+    .replace(/\s+/g, " ")
+    .trim()

@@ -1,0 +1,80 @@
+/**
+ * The web family: `world.tools.web.fetch` always, `world.tools.web.search`
+ * when a search provider is configured (the host provides a
+ * `Search.Provider`, or the environment names one: `UGENT_SEARXNG_URL`,
+ * `BRAVE_SEARCH_API_KEY`). Both tools are read-only (L0) and declare that
+ * they call the network. The host provides a `KeyValueStore` for their
+ * 15-minute cache (`KeyValueStore.layerMemory`, or `KeyValueStore.layerSql`
+ * of `effect/persistence` on the SQLite or PostgreSQL client of the
+ * stores); it may provide the `Dns` service of `effect/net`, else the
+ * system resolver is used.
+ *
+ * @since 0.2.0
+ */
+import { NodeDns, NodeHttpClient } from "@effect/platform-node"
+import { Family, Tool } from "@ugent/core"
+import { Effect, Layer, Option } from "effect"
+import { Dns } from "effect/net"
+import * as Fetch from "./Fetch.ts"
+import * as Search from "./Search.ts"
+
+/**
+ * How the family is built: the fetch allow-list, limits and user agent (see
+ * `Fetch.Options`); `limits.cacheTtl` applies to both tools.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type Options = Fetch.Options
+
+/**
+ * The web family. Building it fails with `WebError.InvalidAllowList` when an
+ * allow-list entry cannot be read, and with a `ConfigError` when the
+ * environment holds a malformed provider setting.
+ *
+ * **Example** (No provider configured: only web.fetch is offered)
+ * ```ts
+ * import { Web } from "@ugent/tools"
+ * import { ConfigProvider, Effect } from "effect"
+ * import { KeyValueStore } from "effect/persistence"
+ * const tools = await Effect.runPromise(
+ *   Effect.scoped(Web.family({ allowHosts: ["127.0.0.1:8080"] }).build).pipe(
+ *     Effect.provide(KeyValueStore.layerMemory),
+ *     Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: {} }))
+ *   )
+ * )
+ * console.log(Object.keys(tools))
+ * // => [ 'web.fetch' ]
+ * ```
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const family = (options: Options = {}) =>
+  Family.effect({
+    name: "web",
+    prefix: "world.tools",
+    tools: Effect.gen(function* () {
+      const hostDns = yield* Effect.serviceOption(Dns.Dns)
+      const dns = Option.isSome(hostDns) ? hostDns.value : yield* Effect.orDie(NodeDns.make())
+      const fetch = Tool.wrap(
+        yield* Fetch.make(options),
+        (run) => (input) => Effect.provideService(run(input), Dns.Dns, dns)
+      )
+      const hostProvider = yield* Effect.serviceOption(Search.Provider)
+      // The provider's own endpoint is the operator's choice: a plain client, kept at that origin.
+      const provider = Option.isSome(hostProvider)
+        ? hostProvider
+        : yield* Search.fromConfig.pipe(Effect.provide(yield* Layer.build(NodeHttpClient.layerNodeHttp)))
+      const search = Search.make({ cacheTtl: options.limits?.cacheTtl })
+      return Option.isSome(provider)
+        ? {
+            "web.fetch": fetch,
+            "web.search": Tool.wrap(
+              search,
+              (run) => (input) => Effect.provideService(run(input), Search.Provider, provider.value)
+            )
+          }
+        : { "web.fetch": fetch }
+    })
+  })
