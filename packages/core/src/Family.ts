@@ -161,7 +161,9 @@ export const make = <
 
 /**
  * A family whose tools are chosen when it is built (a tool that cannot work
- * on this machine is left out, so it is never offered).
+ * on this machine is left out, so it is never offered). Building runs in a
+ * scope that lasts as long as the family, so `tools` may acquire resources
+ * for the family's life (a `Scope` is not a requirement of the family).
  *
  * @category constructors
  * @since 0.2.0
@@ -179,7 +181,7 @@ export const effect = <
   readonly tools: Effect.Effect<T, E1, R1>
   readonly layer?: Layer.Layer<ROut, E, RIn> | undefined
   readonly present?: Presenters<T> | undefined
-}): Family<RIn | Exclude<R1 | ServicesOf<T>, ROut>, E | E1> => ({
+}): Family<RIn | Exclude<Exclude<R1, Scope.Scope> | ServicesOf<T>, ROut>, E | E1> => ({
   name: options.name,
   prefix: options.prefix,
   build: Effect.gen(function* () {
@@ -195,5 +197,9 @@ export const effect = <
       members[name] = { tool: close(tool, captured), present: present[name] }
     }
     return members
-  }) as Effect.Effect<Readonly<Record<string, Member>>, E | E1, RIn | Exclude<R1 | ServicesOf<T>, ROut> | Scope.Scope>
+  }) as Effect.Effect<
+    Readonly<Record<string, Member>>,
+    E | E1,
+    RIn | Exclude<Exclude<R1, Scope.Scope> | ServicesOf<T>, ROut> | Scope.Scope
+  >
 })
