@@ -376,7 +376,10 @@ const fetchPage = (
  * import { Effect } from "effect"
  * import { KeyValueStore } from "effect/persistence"
  * import { createServer } from "node:http"
- * const server = createServer((_req, res) => res.end("<h1>Hello</h1><p>from <b>here</b></p>"))
+ * const server = createServer((_req, res) => {
+ *   res.writeHead(200, { "content-type": "text/html" })
+ *   res.end("<h1>Hello</h1><p>from <b>here</b></p>")
+ * })
  * await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok))
  * const { port } = server.address() as { port: number }
  * const fetchTool = await Effect.runPromise(Fetch.make({ allowHosts: [`127.0.0.1:${port}`] }))

@@ -66,7 +66,7 @@ const notes: Record<string, string> = {
 }
 
 const addressOf = (range: string): string => {
-  const name = names[range] ?? range.replaceAll("-", " ")
+  const name = names[range] ?? range
   return `${/^[aeiou]/.test(name) ? "an" : "a"} ${name} address${notes[range] ?? ""}`
 }
 

@@ -1,10 +1,11 @@
 /**
  * From response bytes to the text web.fetch returns: which content types are
  * text (HTML, `text/*`, JSON, XML, JavaScript, YAML, TOML; a missing type is
- * sniffed), the character set (byte order mark, then the header, then an
- * HTML `<meta charset>`, then UTF-8), HTML to Markdown with turndown (links
- * and images made absolute, scripts, styles and embedded data dropped), and
- * the window of characters one call shows.
+ * sniffed, HTML by the signatures of the WHATWG MIME sniffing standard), the
+ * character set (byte order mark, then the header, then an HTML
+ * `<meta charset>`, then UTF-8), HTML to Markdown with turndown (links and
+ * images made absolute, scripts, styles and embedded data dropped), and the
+ * window of characters one call shows.
  *
  * @internal
  */
@@ -45,6 +46,10 @@ const textApplications = new Set([
 
 const sniffWindow = 8192
 
+// The HTML signatures of the WHATWG MIME sniffing standard: one of these tags (or a comment) first, then a space or `>`.
+const htmlSignature =
+  /^(?:<!doctype html|<html|<head|<script|<iframe|<h1|<div|<font|<table|<a|<style|<title|<b|<body|<br|<p|<!--)(?:[\s>]|$)/i
+
 const bomEncoding = (body: Uint8Array): string | undefined => {
   if (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) return "utf-8"
   if (body[0] === 0xfe && body[1] === 0xff) return "utf-16be"
@@ -74,8 +79,8 @@ export const kindOf = (mediaType: string, charset: string | undefined, body: Uin
   if (mediaType === "") {
     if (wide) return "text"
     if (hasNul(body) || !looksLikeUtf8(body)) return undefined
-    const head = new TextDecoder().decode(body.subarray(0, 512)).trimStart().toLowerCase()
-    return head.startsWith("<!doctype html") || head.startsWith("<html") ? "html" : "text"
+    const head = new TextDecoder().decode(body.subarray(0, 512)).trimStart()
+    return htmlSignature.test(head) ? "html" : "text"
   }
   const html = mediaType === "text/html" || mediaType === "application/xhtml+xml"
   const text =
