@@ -27,8 +27,9 @@ import { KeyValueStore } from "effect/persistence"
 import * as allowList from "../internal/web/allowList.ts"
 import * as TtlCache from "../internal/web/cache.ts"
 import { request } from "../internal/web/client.ts"
-import { decode, kindOf, parseContentType, toMarkdown, window } from "../internal/web/content.ts"
+import { decode, kindOf, parseContentType, window } from "../internal/web/content.ts"
 import { check, parseUrl, type Target } from "../internal/web/guard.ts"
+import { convert } from "../internal/web/markdown.ts"
 import {
   AddressRefused,
   FetchFailed,
@@ -234,6 +235,8 @@ const Page = Schema.Struct({
   bodyTruncated: Schema.Boolean,
   redirect: Schema.optionalKey(Redirect),
   fetchedAt: Schema.Number,
+  /** Something the caller should know about the conversion. */
+  note: Schema.optionalKey(Schema.String),
   /** Some step was reached through the allow-list. */
   exempt: Schema.Boolean
 })
@@ -248,6 +251,7 @@ const contentLengthOf = (header: string | undefined): number | null =>
 const present = (url: URL, page: Page, startIndex: number, maxLength: number, maxBytes: number): Output => {
   const { content, nextIndex } = window(page.text, startIndex, maxLength)
   const notices: Array<string> = []
+  if (page.note !== undefined) notices.push(page.note)
   if (page.redirect === undefined) {
     if (startIndex > page.text.length && page.text.length > 0) {
       notices.push(`startIndex ${startIndex} is past the end of the content (${page.text.length} characters).`)
@@ -350,13 +354,20 @@ const fetchPage = (
       if (kind === undefined) return yield* new NotText({ url: target.url.href, contentType: mediaType })
       const text = decode(response.body, charset, kind)
       if (kind === "html" && !raw) {
-        const { title, markdown } = toMarkdown(text, target.url.href)
-        return {
-          ...base,
-          ...(title === undefined ? {} : { title }),
-          text: markdown,
-          bodyTruncated: response.bodyTruncated
-        }
+        const converted = yield* convert(text, target.url.href)
+        return converted._tag === "Markdown"
+          ? {
+              ...base,
+              ...(converted.title === undefined ? {} : { title: converted.title }),
+              text: converted.markdown,
+              bodyTruncated: response.bodyTruncated
+            }
+          : {
+              ...base,
+              text,
+              bodyTruncated: response.bodyTruncated,
+              note: `The HTML could not be converted to Markdown (${converted.reason}); the HTML itself is shown.`
+            }
       }
       return { ...base, text, bodyTruncated: response.bodyTruncated }
     }

@@ -10,6 +10,7 @@ import type { Fetch } from "@ugent/tools"
 import { Context, Effect, Layer } from "effect"
 import { KeyValueStore } from "effect/persistence"
 import { TestClock } from "effect/testing"
+import { stripHeavy, toMarkdown } from "../../src/internal/web/content.ts"
 import { buildWeb, endless, failureOf, outputOf, type Site, startSite } from "./fixture.ts"
 
 const page = `<!doctype html>
@@ -23,6 +24,10 @@ const page = `<!doctype html>
 <img src="img/logo.png" alt="logo">
 <noscript>enable scripts</noscript>
 </body></html>`
+
+const paragraph = '<div><p>Some <b>bold</b> text and <a href="/x?y=1">a link</a>.</p><ul><li>one</li></ul></div>\n'
+// Over the in-place limit once scripts are cut: converted in a worker thread.
+const largeBody = `<script>${"var x = 1;".repeat(50_000)}</script>${paragraph.repeat(Math.ceil((200 * 1024) / paragraph.length))}`
 
 describe("web.fetch", () => {
   let site: Site
@@ -118,6 +123,14 @@ describe("web.fetch", () => {
         const timer = setInterval(() => res.write("tick\n"), 50)
         res.on("close", () => clearInterval(timer))
       },
+      "/large-html": (_req, res) => {
+        res.writeHead(200, { "content-type": "text/html" })
+        res.end(`<title>Large</title>${largeBody}`)
+      },
+      "/huge-html": (_req, res) => {
+        res.writeHead(200, { "content-type": "text/html" })
+        res.end(`<title>Huge</title>${paragraph.repeat(Math.ceil((6 * 1024 * 1024) / paragraph.length))}`)
+      },
       "/slow-headers": (_req, res) => {
         const timer = setTimeout(() => res.end("late"), 5000)
         res.on("close", () => clearTimeout(timer))
@@ -204,6 +217,56 @@ describe("web.fetch", () => {
       expect(headers["user-agent"]).toBe("ugent-web-fetch/0.2")
       expect(headers["accept-encoding"]).toBe("identity")
       expect(Object.keys(headers).filter((h) => /traceparent|b3|tracestate/.test(h))).toEqual([])
+    })
+  })
+
+  describe("large pages", () => {
+    it("a large page is converted off the event loop (in a worker): the loop never stalls for the conversion's length", async () => {
+      const patient = await buildWeb({ allowHosts: [`127.0.0.1:${site.port}`] })
+      // How long the conversion holds a thread, measured here in place (once to warm up, then timed).
+      toMarkdown(stripHeavy(largeBody), site.origin)
+      const started = performance.now()
+      toMarkdown(stripHeavy(largeBody), site.origin)
+      const inPlace = performance.now() - started
+      let last = performance.now()
+      let longestStall = 0
+      const ticker = setInterval(() => {
+        const now = performance.now()
+        longestStall = Math.max(longestStall, now - last)
+        last = now
+      }, 5)
+      try {
+        const out = await outputOf<Fetch.Output>(patient.tools["web.fetch"], {
+          url: `${site.origin}/large-html`,
+          maxLength: 50_000
+        })
+        expect(out.title).toBe("Large")
+        expect(
+          out.content.startsWith(`Some **bold** text and [a link](${site.origin}/x?y=1).\n\n-   one\n\nSome`)
+        ).toBe(true)
+        expect(out.content).not.toContain("var x")
+        // Let the ticker run once more, so a stall that just ended is counted.
+        await new Promise((ok) => setTimeout(ok, 30))
+        expect(longestStall).toBeLessThan(Math.max(inPlace / 2, 60))
+      } finally {
+        clearInterval(ticker)
+        await patient.close()
+      }
+    })
+
+    it("the time limit stops a conversion that takes too long", async () => {
+      const slow = await buildWeb({
+        allowHosts: [`127.0.0.1:${site.port}`],
+        limits: { maxBytes: 8 * 1024 * 1024, timeout: "1500 millis" }
+      })
+      try {
+        const started = Date.now()
+        const error = await failureOf(slow.tools["web.fetch"], { url: `${site.origin}/huge-html` })
+        expect([error._tag, error.phase]).toEqual(["FetchTimeout", "total"])
+        expect(Date.now() - started).toBeLessThan(5000)
+      } finally {
+        await slow.close()
+      }
     })
   })
 
