@@ -455,22 +455,27 @@ const build = (allow: allowList.AllowList, options: Options) => {
         }
         const dns = yield* Dns.Dns
         const cache = cacheOf(yield* KeyValueStore.KeyValueStore)
-        const first = yield* check(url, allow, dns)
         const key = (exempt: boolean) => [
           method,
           raw ? "raw" : "markdown",
           exempt ? allow.fingerprint : "public",
           url.href
         ]
-        const hit = yield* cache.get(key(first.exempt))
-        if (Option.isSome(hit)) return present(url, hit.value, startIndex, maxLength, limits.maxBytes)
-        const page = yield* fetchPage(first, method, raw, settings, dns).pipe(
+        // The time limit covers the first lookup too: a resolver that never answers is a timeout, not a hang.
+        const page = yield* Effect.gen(function* () {
+          // The address check comes before the cache, so a cached page is never shown for an address now refused.
+          const first = yield* check(url, allow, dns)
+          const hit = yield* cache.get(key(first.exempt))
+          if (Option.isSome(hit)) return hit.value
+          const fetched = yield* fetchPage(first, method, raw, settings, dns)
+          yield* cache.set(key(fetched.exempt), fetched)
+          return fetched
+        }).pipe(
           Effect.timeoutOrElse({
             duration: timeoutMillis,
             orElse: () => Effect.fail(new FetchTimeout({ url: url.href, phase: "total", millis: timeoutMillis }))
           })
         )
-        yield* cache.set(key(page.exempt), page)
         return present(url, page, startIndex, maxLength, limits.maxBytes)
       })
   })

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Observer, ToolError, Trust } from "@ugent/core"
 import type { Fetch } from "@ugent/tools"
 import { Context, Effect, Layer } from "effect"
+import { Dns } from "effect/net"
 import { KeyValueStore } from "effect/persistence"
 import { TestClock } from "effect/testing"
 import { stripHeavy, toMarkdown } from "../../src/internal/web/content.ts"
@@ -422,6 +423,17 @@ describe("web.fetch", () => {
     it("headers that never come fail with the total time limit", async () => {
       const error = await failureOf(fetchOf(), { url: `${site.origin}/slow-headers` })
       expect([error._tag, error.phase]).toEqual(["FetchTimeout", "total"])
+    })
+
+    it("a resolver that never answers fails with the total time limit", async () => {
+      const silent = Dns.make({ lookup: () => Effect.never })
+      const stuck = await buildWeb({ limits: { timeout: "300 millis" } }, { dns: silent })
+      try {
+        const error = await failureOf(stuck.tools["web.fetch"], { url: "http://never.test/" })
+        expect([error._tag, error.phase]).toEqual(["FetchTimeout", "total"])
+      } finally {
+        await stuck.close()
+      }
     })
 
     it("a TLS handshake that never completes fails with the connect limit", async () => {
