@@ -280,6 +280,11 @@ const present = (url: URL, page: Page, startIndex: number, maxLength: number, ma
   }
 }
 
+const ttlText = (millis: number): string =>
+  millis >= 60_000 && millis % 60_000 === 0
+    ? `${millis / 60_000} minute${millis === 60_000 ? "" : "s"}`
+    : Duration.format(Duration.millis(millis))
+
 interface Settings {
   readonly allow: allowList.AllowList
   readonly limits: Limits
@@ -428,7 +433,7 @@ const build = (allow: allowList.AllowList, options: Options) => {
   const input = makeInput(limits.maxLength)
   return Tool.make({
     name: "web.fetch",
-    description: `Fetch a web page (http or https) and return its text: HTML as Markdown (raw: true for the HTML itself), text, JSON and XML as they are; images, PDFs and other binary content are refused. Shows maxLength characters (default ${defaultMaxLength}) from startIndex; continue with startIndex = nextIndex. A redirect to another host is reported, not followed: fetch the new URL to follow it. Only public internet addresses are reached. Results are cached for ${Duration.format(Duration.fromInputUnsafe(limits.cacheTtl))}.`,
+    description: `Fetch a web page (http or https) and return its text: HTML as Markdown (raw: true for the HTML itself), text, JSON and XML as they are; images, PDFs and other binary content are refused. Shows maxLength characters (default ${defaultMaxLength}) from startIndex; continue with startIndex = nextIndex. A redirect to another host is reported, not followed: fetch the new URL to follow it. Only public internet addresses are reached. Results are cached for ${ttlText(ttlMillis)}.`,
     input,
     output: Output,
     failure: Failure,
