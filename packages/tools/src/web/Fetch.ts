@@ -387,7 +387,7 @@ const fetchPage = (
  * **Example** (Fetching a page of a local server the allow-list names)
  * ```ts
  * import { Trust } from "@ugent/core"
- * import { Fetch } from "@ugent/tools"
+ * import { WebFetch } from "@ugent/tools"
  * import { NodeDns } from "@effect/platform-node"
  * import { Effect } from "effect"
  * import { KeyValueStore } from "effect/persistence"
@@ -398,7 +398,7 @@ const fetchPage = (
  * })
  * await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok))
  * const { port } = server.address() as { port: number }
- * const fetchTool = await Effect.runPromise(Fetch.make({ allowHosts: [`127.0.0.1:${port}`] }))
+ * const fetchTool = await Effect.runPromise(WebFetch.make({ allowHosts: [`127.0.0.1:${port}`] }))
  * const page = await Effect.runPromise(
  *   fetchTool.run({ url: `http://127.0.0.1:${port}/` }).pipe(Effect.provide([KeyValueStore.layerMemory, NodeDns.layer, Trust.grant(0)]))
  * )

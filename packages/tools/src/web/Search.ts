@@ -227,11 +227,11 @@ export const brave = (options: {
  *
  * **Example** (No provider configured)
  * ```ts
- * import { Search } from "@ugent/tools"
+ * import { WebSearch } from "@ugent/tools"
  * import { ConfigProvider, Effect, Option } from "effect"
  * import { FetchHttpClient } from "effect/http"
  * const provider = await Effect.runPromise(
- *   Search.fromConfig.pipe(
+ *   WebSearch.fromConfig.pipe(
  *     Effect.provide(FetchHttpClient.layer),
  *     Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: {} }))
  *   )
@@ -383,16 +383,16 @@ export const make = (options: { readonly cacheTtl?: Duration.Input | undefined }
  * **Example** (Searching through a provider of fixed results)
  * ```ts
  * import { Trust } from "@ugent/core"
- * import { Search } from "@ugent/tools"
+ * import { WebSearch } from "@ugent/tools"
  * import { Effect } from "effect"
  * import { KeyValueStore } from "effect/persistence"
- * const fixed = Search.Provider.of({
+ * const fixed = WebSearch.Provider.of({
  *   name: "fixed",
  *   search: (query) => Effect.succeed([{ title: `About ${query}`, url: "https://example.com/", snippet: "An example." }])
  * })
  * const out = await Effect.runPromise(
- *   Search.search.run({ query: "effect  systems" }).pipe(
- *     Effect.provideService(Search.Provider, fixed),
+ *   WebSearch.search.run({ query: "effect  systems" }).pipe(
+ *     Effect.provideService(WebSearch.Provider, fixed),
  *     Effect.provide([KeyValueStore.layerMemory, Trust.grant(0)])
  *   )
  * )

@@ -1,7 +1,7 @@
 /**
  * The web family: `world.tools.web.fetch` always, `world.tools.web.search`
  * when a search provider is configured (the host provides a
- * `Search.Provider`, or the environment names one: `UGENT_SEARXNG_URL`,
+ * `WebSearch.Provider`, or the environment names one: `UGENT_SEARXNG_URL`,
  * `BRAVE_SEARCH_API_KEY`). Both tools are read-only (L0) and declare that
  * they call the network. The host provides a `KeyValueStore` for their
  * 15-minute cache (`KeyValueStore.layerMemory`, or `KeyValueStore.layerSql`
@@ -15,17 +15,17 @@ import { NodeDns, NodeHttpClient } from "@effect/platform-node"
 import { Family, Tool } from "@ugent/core"
 import { Effect, Layer, Option } from "effect"
 import { Dns } from "effect/net"
-import * as Fetch from "./Fetch.ts"
-import * as Search from "./Search.ts"
+import * as WebFetch from "./Fetch.ts"
+import * as WebSearch from "./Search.ts"
 
 /**
  * How the family is built: the fetch allow-list, limits and user agent (see
- * `Fetch.Options`); `limits.cacheTtl` applies to both tools.
+ * `WebFetch.Options`); `limits.cacheTtl` applies to both tools.
  *
  * @category models
  * @since 0.2.0
  */
-export type Options = Fetch.Options
+export type Options = WebFetch.Options
 
 /**
  * The web family. Building it fails with `WebError.InvalidAllowList` when an
@@ -58,23 +58,38 @@ export const family = (options: Options = {}) =>
       const hostDns = yield* Effect.serviceOption(Dns.Dns)
       const dns = Option.isSome(hostDns) ? hostDns.value : yield* Effect.orDie(NodeDns.make())
       const fetch = Tool.wrap(
-        yield* Fetch.make(options),
+        yield* WebFetch.make(options),
         (run) => (input) => Effect.provideService(run(input), Dns.Dns, dns)
       )
-      const hostProvider = yield* Effect.serviceOption(Search.Provider)
+      const hostProvider = yield* Effect.serviceOption(WebSearch.Provider)
       // The provider's own endpoint is the operator's choice: a plain client, kept at that origin.
       const provider = Option.isSome(hostProvider)
         ? hostProvider
-        : yield* Search.fromConfig.pipe(Effect.provide(yield* Layer.build(NodeHttpClient.layerNodeHttp)))
-      const search = Search.make({ cacheTtl: options.limits?.cacheTtl })
-      return Option.isSome(provider)
-        ? {
-            "web.fetch": fetch,
-            "web.search": Tool.wrap(
-              search,
-              (run) => (input) => Effect.provideService(run(input), Search.Provider, provider.value)
-            )
-          }
+        : yield* WebSearch.fromConfig.pipe(Effect.provide(yield* Layer.build(NodeHttpClient.layerNodeHttp)))
+      const searchWith = (chosen: WebSearch.Provider["Service"]) =>
+        Tool.wrap(
+          WebSearch.make({ cacheTtl: options.limits?.cacheTtl }),
+          (run) => (input) => Effect.provideService(run(input), WebSearch.Provider, chosen)
+        )
+      const tools: {
+        readonly "web.fetch": typeof fetch
+        readonly "web.search"?: ReturnType<typeof searchWith>
+      } = Option.isSome(provider)
+        ? { "web.fetch": fetch, "web.search": searchWith(provider.value) }
         : { "web.fetch": fetch }
-    })
+      return tools
+    }),
+    present: {
+      "web.fetch": (o) =>
+        o.redirect !== undefined
+          ? { summary: `Redirected to ${o.redirect.location} (HTTP ${o.redirect.status}); fetch it to follow` }
+          : {
+              summary: `Fetched ${o.title === undefined ? o.finalUrl : `"${o.title}" (${o.finalUrl})`}: characters ${o.startIndex}-${o.startIndex + o.content.length} of ${o.totalLength}`,
+              next: `call world.tools.web.fetch again with a smaller maxLength (startIndex ${o.startIndex})`
+            },
+      "web.search": (o) => ({
+        summary: `Found ${o.results.length} result${o.results.length === 1 ? "" : "s"} for "${o.query}" (${o.provider})`,
+        next: "search again with a smaller limit"
+      })
+    }
   })

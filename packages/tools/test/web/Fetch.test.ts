@@ -6,7 +6,7 @@
 import * as net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Observer, ToolError, Trust } from "@ugent/core"
-import type { Fetch } from "@ugent/tools"
+import type { WebFetch } from "@ugent/tools"
 import { Context, Effect, Layer } from "effect"
 import { Dns } from "effect/net"
 import { KeyValueStore } from "effect/persistence"
@@ -151,7 +151,7 @@ describe("web.fetch", () => {
 
   describe("content", () => {
     it("HTML → Markdown: headings, emphasis, lists, code, absolute links and images; scripts, styles and inline data dropped", async () => {
-      const out = await outputOf<Fetch.Output>(fetchOf(), { url: `${site.origin}/page` })
+      const out = await outputOf<WebFetch.Output>(fetchOf(), { url: `${site.origin}/page` })
       expect(out.title).toBe("The Page & co")
       expect(out.contentType).toBe("text/html")
       expect(out.status).toBe(200)
@@ -166,27 +166,31 @@ describe("web.fetch", () => {
     })
 
     it("raw: true returns the HTML itself", async () => {
-      const out = await outputOf<Fetch.Output>(fetchOf(), { url: `${site.origin}/page`, raw: true, maxLength: 50_000 })
+      const out = await outputOf<WebFetch.Output>(fetchOf(), {
+        url: `${site.origin}/page`,
+        raw: true,
+        maxLength: 50_000
+      })
       expect(out.content).toBe(page)
       expect(out.title).toBeUndefined()
     })
 
     it("text, JSON (+json) and undeclared text are returned as they are", async () => {
-      expect((await outputOf<Fetch.Output>(fetchOf(), { url: `${site.origin}/plain` })).content).toBe(
+      expect((await outputOf<WebFetch.Output>(fetchOf(), { url: `${site.origin}/plain` })).content).toBe(
         "line one\nline two\n"
       )
-      const json = await outputOf<Fetch.Output>(fetchOf(), { url: `${site.origin}/json` })
+      const json = await outputOf<WebFetch.Output>(fetchOf(), { url: `${site.origin}/json` })
       expect([json.content, json.contentType]).toEqual(['{"a":[1,2,3]}', "application/problem+json"])
-      const untyped = await outputOf<Fetch.Output>(fetchOf(), { url: `${site.origin}/untyped-text` })
+      const untyped = await outputOf<WebFetch.Output>(fetchOf(), { url: `${site.origin}/untyped-text` })
       expect([untyped.content, untyped.contentType]).toEqual(["no type, but text", ""])
-      expect((await outputOf<Fetch.Output>(fetchOf(), { url: `${site.origin}/untyped-html` })).content).toBe(
+      expect((await outputOf<WebFetch.Output>(fetchOf(), { url: `${site.origin}/untyped-html` })).content).toBe(
         "## sniffed"
       )
     })
 
     it("decodes the declared charset, or the HTML meta charset", async () => {
-      expect((await outputOf<Fetch.Output>(fetchOf(), { url: `${site.origin}/latin1` })).content).toBe("café crème")
-      expect((await outputOf<Fetch.Output>(fetchOf(), { url: `${site.origin}/meta-charset` })).content).toBe(
+      expect((await outputOf<WebFetch.Output>(fetchOf(), { url: `${site.origin}/latin1` })).content).toBe("café crème")
+      expect((await outputOf<WebFetch.Output>(fetchOf(), { url: `${site.origin}/meta-charset` })).content).toBe(
         "café crème"
       )
     })
@@ -207,7 +211,7 @@ describe("web.fetch", () => {
     })
 
     it("HEAD returns the status and type without content, binary or not", async () => {
-      const out = await outputOf<Fetch.Output>(fetchOf(), { url: `${site.origin}/png`, method: "HEAD" })
+      const out = await outputOf<WebFetch.Output>(fetchOf(), { url: `${site.origin}/png`, method: "HEAD" })
       expect([out.status, out.contentType, out.content, out.totalLength]).toEqual([200, "image/png", "", 0])
       expect(site.requests.at(-1)?.method).toBe("HEAD")
     })
@@ -237,7 +241,7 @@ describe("web.fetch", () => {
         last = now
       }, 5)
       try {
-        const out = await outputOf<Fetch.Output>(patient.tools["web.fetch"], {
+        const out = await outputOf<WebFetch.Output>(patient.tools["web.fetch"], {
           url: `${site.origin}/large-html`,
           maxLength: 50_000
         })
@@ -274,24 +278,24 @@ describe("web.fetch", () => {
   describe("paging", () => {
     it("maxLength / startIndex / nextIndex walk the whole text, never splitting a surrogate pair", async () => {
       const url = `${site.origin}/long`
-      const first = await outputOf<Fetch.Output>(fetchOf(), { url, maxLength: 10 })
+      const first = await outputOf<WebFetch.Output>(fetchOf(), { url, maxLength: 10 })
       // "a" x 9 then 😀 (two UTF-16 units): the window stops before the pair instead of cutting it.
       expect([first.content, first.nextIndex, first.truncated, first.totalLength]).toEqual(["a".repeat(9), 9, true, 31])
       expect(first.notice).toContain("startIndex 9")
-      const second = await outputOf<Fetch.Output>(fetchOf(), { url, maxLength: 10, startIndex: 9 })
+      const second = await outputOf<WebFetch.Output>(fetchOf(), { url, maxLength: 10, startIndex: 9 })
       expect(second.content).toBe(`😀${"b".repeat(8)}`)
-      const last = await outputOf<Fetch.Output>(fetchOf(), { url, startIndex: 19 })
+      const last = await outputOf<WebFetch.Output>(fetchOf(), { url, startIndex: 19 })
       expect([last.content, last.nextIndex, last.truncated]).toEqual(["b".repeat(12), null, false])
     })
 
     it("a startIndex past the end shows nothing and says so", async () => {
-      const out = await outputOf<Fetch.Output>(fetchOf(), { url: `${site.origin}/long`, startIndex: 500 })
+      const out = await outputOf<WebFetch.Output>(fetchOf(), { url: `${site.origin}/long`, startIndex: 500 })
       expect([out.content, out.nextIndex]).toEqual(["", null])
       expect(out.notice).toContain("past the end")
     })
 
     it("the default window is 5,000 characters, and maxLength above the family's maximum is invalid input", async () => {
-      const page = await outputOf<Fetch.Output>(fetchOf(), { url: `${site.origin}/huge` })
+      const page = await outputOf<WebFetch.Output>(fetchOf(), { url: `${site.origin}/huge` })
       expect(page.content.length).toBe(5000)
       const error = await failureOf(fetchOf(), { url: `${site.origin}/plain`, maxLength: 50_001 })
       expect(error._tag).toBe("InvalidInput")
@@ -304,13 +308,13 @@ describe("web.fetch", () => {
       () =>
         Effect.gen(function* () {
           const url = `${site.origin}/counted`
-          const run = (input: Fetch.Input) =>
+          const run = (input: WebFetch.Input) =>
             Trust.gate(fetchOf()!)
               .run(input)
               .pipe(Effect.provide(Observer.layer({ id: "t", trust: 0 })))
           const before = site.requests.length
-          const a = (yield* run({ url })) as Fetch.Output
-          const b = (yield* run({ url: `${url}#fragment`, startIndex: 2 })) as Fetch.Output
+          const a = (yield* run({ url })) as WebFetch.Output
+          const b = (yield* run({ url: `${url}#fragment`, startIndex: 2 })) as WebFetch.Output
           expect(site.requests.length - before).toBe(1)
           expect(a.content).toBe("request 1")
           expect(b.content).toBe("quest 1")
@@ -319,7 +323,7 @@ describe("web.fetch", () => {
           yield* run({ url })
           expect(site.requests.length - before).toBe(1)
           yield* TestClock.adjust("2 minutes")
-          const c = (yield* run({ url })) as Fetch.Output
+          const c = (yield* run({ url })) as WebFetch.Output
           expect(site.requests.length - before).toBe(2)
           expect(c.content).toBe("request 2")
         })
@@ -367,10 +371,10 @@ describe("web.fetch", () => {
 
   describe("redirects", () => {
     it("same-host redirects are followed (relative and absolute; the fragment dropped)", async () => {
-      const out = await outputOf<Fetch.Output>(fetchOf(), { url: `${site.origin}/redirect` })
+      const out = await outputOf<WebFetch.Output>(fetchOf(), { url: `${site.origin}/redirect` })
       expect([out.url, out.finalUrl, out.status]).toEqual([`${site.origin}/redirect`, `${site.origin}/page`, 200])
       expect(out.content).toContain("# Heading")
-      const abs = await outputOf<Fetch.Output>(fetchOf(), { url: `${site.origin}/redirect-absolute` })
+      const abs = await outputOf<WebFetch.Output>(fetchOf(), { url: `${site.origin}/redirect-absolute` })
       expect([abs.finalUrl, abs.content]).toEqual([`${site.origin}/plain`, "line one\nline two\n"])
     })
 
@@ -382,13 +386,13 @@ describe("web.fetch", () => {
     })
 
     it("a redirect to another host is reported, not followed", async () => {
-      const out = await outputOf<Fetch.Output>(fetchOf(), { url: `${site.origin}/away` })
+      const out = await outputOf<WebFetch.Output>(fetchOf(), { url: `${site.origin}/away` })
       expect(out.redirect).toEqual({ location: "https://example.org/elsewhere", status: 301 })
       expect(out.content).toBe(
         "Redirected to https://example.org/elsewhere (HTTP 301), another host; fetch it to follow."
       )
       // Another name for the same machine is another host too.
-      const byName = await outputOf<Fetch.Output>(fetchOf(), { url: `${site.origin}/away-by-name` })
+      const byName = await outputOf<WebFetch.Output>(fetchOf(), { url: `${site.origin}/away-by-name` })
       expect(byName.redirect?.location).toBe(`http://localhost:${site.port}/page`)
     })
 
@@ -402,7 +406,7 @@ describe("web.fetch", () => {
     it("a body over the byte limit is cut there, the connection dropped, and the result says so", async () => {
       site.written.bytes = 0
       const started = process.memoryUsage().rss
-      const out = await outputOf<Fetch.Output>(fetchOf(), { url: `${site.origin}/huge?limit`, maxLength: 10 })
+      const out = await outputOf<WebFetch.Output>(fetchOf(), { url: `${site.origin}/huge?limit`, maxLength: 10 })
       expect(out.bodyTruncated).toBe(true)
       expect(out.totalLength).toBe(1024 * 1024)
       expect(out.notice).toContain("only its first 1048576 bytes were read")

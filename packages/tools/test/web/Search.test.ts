@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "@effect/vitest"
 import { type Family, ToolError } from "@ugent/core"
-import { type Search, Web } from "@ugent/tools"
+import { Web, type WebSearch } from "@ugent/tools"
 import type { KeyValueStore } from "effect/persistence"
 import { buildWeb, failureOf, outputOf, type Site, startSite } from "./fixture.ts"
 
@@ -130,7 +130,7 @@ describe("web.search", () => {
     it("asks /search with format=json and returns { title, url, snippet }, cut to limit", async () => {
       const web = await buildWeb({}, { env: { UGENT_SEARXNG_URL: `${searxng.origin}/searx` } })
       try {
-        const out = await outputOf<Search.Output>(web.tools["web.search"], { query: "  effect   ts ", limit: 2 })
+        const out = await outputOf<WebSearch.Output>(web.tools["web.search"], { query: "  effect   ts ", limit: 2 })
         expect(out.provider).toBe("searxng")
         expect(out.query).toBe("effect ts")
         expect(out.results).toEqual([
@@ -167,7 +167,7 @@ describe("web.search", () => {
       const web = await buildWeb({}, { env: { UGENT_SEARXNG_URL: `${searxng.origin}/searx` } })
       const wrongPath = await buildWeb({}, { env: { UGENT_SEARXNG_URL: `${searxng.origin}/elsewhere` } })
       try {
-        const none = await outputOf<Search.Output>(web.tools["web.search"], { query: "nothing" })
+        const none = await outputOf<WebSearch.Output>(web.tools["web.search"], { query: "nothing" })
         expect([none.results, none.notice]).toEqual([[], "No results. Try other or fewer words."])
         const malformed = await failureOf(web.tools["web.search"], { query: "malformed" })
         expect([malformed._tag, malformed.reason]).toEqual([
@@ -204,7 +204,7 @@ describe("web.search", () => {
         { env: { BRAVE_SEARCH_API_KEY: "brave-key", UGENT_BRAVE_SEARCH_URL: brave.origin } }
       )
       try {
-        const out = await outputOf<Search.Output>(web.tools["web.search"], { query: "effect ts", limit: 5 })
+        const out = await outputOf<WebSearch.Output>(web.tools["web.search"], { query: "effect ts", limit: 5 })
         expect(out.provider).toBe("brave")
         expect(out.results).toEqual([
           {
@@ -256,13 +256,45 @@ describe("web.search", () => {
         expect(Object.keys(none.tools)).toEqual(["web.fetch"])
         expect(Object.keys(empty.tools)).toEqual(["web.fetch"])
         expect(Object.keys(both.tools)).toEqual(["web.fetch", "web.search"])
-        expect((await outputOf<Search.Output>(both.tools["web.search"], { query: "who wins" })).provider).toBe(
+        expect((await outputOf<WebSearch.Output>(both.tools["web.search"], { query: "who wins" })).provider).toBe(
           "searxng"
         )
       } finally {
         await none.close()
         await empty.close()
         await both.close()
+      }
+    })
+
+    it("a large result is told in a sentence, with how to get less", async () => {
+      const web = await buildWeb({}, { env: { UGENT_SEARXNG_URL: `${searxng.origin}/searx` } })
+      try {
+        const input = { query: "told" }
+        const out = await outputOf<WebSearch.Output>(web.tools["web.search"], input)
+        expect(web.members["web.search"]?.present?.(out, input)).toEqual({
+          summary: 'Found 3 results for "told" (searxng)',
+          next: "search again with a smaller limit"
+        })
+        const page = {
+          url: "https://example.com/a",
+          finalUrl: "https://example.com/b",
+          status: 200,
+          contentType: "text/html",
+          contentLength: null,
+          title: "B",
+          content: "x".repeat(10),
+          startIndex: 20,
+          nextIndex: 30,
+          totalLength: 100,
+          truncated: true,
+          bodyTruncated: false,
+          fetchedAt: "2026-01-01T00:00:00.000Z"
+        }
+        expect(web.members["web.fetch"]?.present?.(page, { url: page.url })?.summary).toBe(
+          'Fetched "B" (https://example.com/b): characters 20-30 of 100'
+        )
+      } finally {
+        await web.close()
       }
     })
 

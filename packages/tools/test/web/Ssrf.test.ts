@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { ToolError } from "@ugent/core"
-import type { Fetch } from "@ugent/tools"
+import type { WebFetch } from "@ugent/tools"
 import { Context, Effect, Layer, Schema } from "effect"
 import { KeyValueStore } from "effect/persistence"
 import { buildWeb, exitOf, failureOf, outputOf, type Site, scriptedDns, startSite } from "./fixture.ts"
@@ -172,7 +172,7 @@ describe("threat 24: SSRF", () => {
     const { dns, counter } = scriptedDns(() => ["127.0.0.1"])
     const web = await buildWeb({ allowHosts: [`pinned.test:${site.port}`] }, { dns })
     try {
-      const out = await outputOf<Fetch.Output>(web.tools["web.fetch"], { url: `http://pinned.test:${site.port}/` })
+      const out = await outputOf<WebFetch.Output>(web.tools["web.fetch"], { url: `http://pinned.test:${site.port}/` })
       expect(out.content).toBe("secret")
       expect(site.requests.at(-1)?.headers.host).toBe(`pinned.test:${site.port}`)
       expect(counter.lookups).toBe(1)
@@ -235,7 +235,7 @@ describe("threat 24: SSRF", () => {
         ["/to-localhost", `http://localhost:${site.port}/`],
         ["/to-private-name", "http://internal.test/"]
       ] as const) {
-        const out = await outputOf<Fetch.Output>(web.tools["web.fetch"], { url: `${allowed.origin}${path}` })
+        const out = await outputOf<WebFetch.Output>(web.tools["web.fetch"], { url: `${allowed.origin}${path}` })
         expect(out.redirect?.location).toBe(target)
         await refusedRange(web.tools["web.fetch"], target)
       }
@@ -261,12 +261,12 @@ describe("threat 24: SSRF", () => {
     it("threat 24: 127.0.0.1:<port> does not open another port, localhost, [::1] or another loopback address", async () => {
       const web = await buildWeb({ allowHosts: [`127.0.0.1:${site.port}`] })
       try {
-        expect((await outputOf<Fetch.Output>(web.tools["web.fetch"], { url: `${site.origin}/` })).content).toBe(
+        expect((await outputOf<WebFetch.Output>(web.tools["web.fetch"], { url: `${site.origin}/` })).content).toBe(
           "secret"
         )
         // WHATWG spellings of the same address are the same host.
         expect(
-          (await outputOf<Fetch.Output>(web.tools["web.fetch"], { url: `http://2130706433:${site.port}/` })).content
+          (await outputOf<WebFetch.Output>(web.tools["web.fetch"], { url: `http://2130706433:${site.port}/` })).content
         ).toBe("secret")
         const before = site.connections()
         for (const url of [
@@ -323,9 +323,9 @@ describe("threat 24: SSRF", () => {
       const privileged = await buildWeb({ allowHosts: [`127.0.0.1:${site.port}`] }, { store })
       const ordinary = await buildWeb({}, { store })
       try {
-        expect((await outputOf<Fetch.Output>(privileged.tools["web.fetch"], { url: `${site.origin}/` })).content).toBe(
-          "secret"
-        )
+        expect(
+          (await outputOf<WebFetch.Output>(privileged.tools["web.fetch"], { url: `${site.origin}/` })).content
+        ).toBe("secret")
         expect(await refusedRange(ordinary.tools["web.fetch"], `${site.origin}/`)).toBe("loopback")
       } finally {
         await privileged.close()
@@ -349,7 +349,7 @@ describe("threat 24: SSRF", () => {
       )
       try {
         const url = `http://moving.test:${site.port}/`
-        expect((await outputOf<Fetch.Output>(privileged.tools["web.fetch"], { url })).content).toBe("secret")
+        expect((await outputOf<WebFetch.Output>(privileged.tools["web.fetch"], { url })).content).toBe("secret")
         const error = await failureOf(ordinary.tools["web.fetch"], { url })
         expect(["FetchFailed", "FetchTimeout"]).toContain(error._tag)
       } finally {

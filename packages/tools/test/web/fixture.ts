@@ -95,7 +95,11 @@ export const buildWeb = async (
     readonly store?: KeyValueStore.KeyValueStore | undefined
     readonly env?: Readonly<Record<string, string>> | undefined
   } = {}
-): Promise<{ readonly tools: Readonly<Record<string, Family.Closed>>; readonly close: () => Promise<void> }> => {
+): Promise<{
+  readonly tools: Readonly<Record<string, Family.Closed>>
+  readonly members: Readonly<Record<string, Family.Member>>
+  readonly close: () => Promise<void>
+}> => {
   const scope = Effect.runSync(Scope.make())
   const dns =
     context.dns !== undefined
@@ -105,14 +109,15 @@ export const buildWeb = async (
         : Layer.empty
   const store =
     context.store !== undefined ? Layer.succeed(KeyValueStore.KeyValueStore, context.store) : KeyValueStore.layerMemory
-  const tools = await Effect.runPromise(
+  const members = await Effect.runPromise(
     Web.family(options).build.pipe(
       Effect.provide(Layer.mergeAll(dns, store)),
       Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: { ...context.env } })),
       Effect.provideService(Scope.Scope, scope)
     )
   )
-  return { tools, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
+  const tools = Object.fromEntries(Object.entries(members).map(([name, member]) => [name, member.tool]))
+  return { tools, members, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }
 
 /** Runs a tool through the trust gate as an L0 observer and returns its exit. */
