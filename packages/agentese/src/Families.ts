@@ -9,12 +9,13 @@
  * | `world.tools.file.write` / `edit` | file | L1 (L2 outside the writable globs) |
  * | `world.tools.search.grep` | search | L0 |
  * | `world.tools.git.status` / `log` / `diff` / `blame` / `show` | git | L0 |
+ * | `world.tools.web.fetch` / `search` | web | L0 (calls the network) |
  * | `self.memory.read` / `list` | memory | L0 |
  *
  * @since 0.2.0
  */
 import { Family } from "@ugent/core"
-import { Files, Git, Search } from "@ugent/tools"
+import { Files, Git, Search, Web } from "@ugent/tools"
 import { Summarized } from "@ugent/wrappers"
 
 /**
@@ -31,7 +32,28 @@ export const memory = Family.make({
 })
 
 /**
- * The built-in families, in the order they are registered.
+ * What the configurable families take from the server's configuration.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Configuration {
+  /** Hosts the web tools may reach although private or local (the recipe's `allowHosts`). */
+  readonly allowHosts?: ReadonlyArray<string> | undefined
+}
+
+/**
+ * Every family a server serves by default: the built-in ones and the web
+ * (`web.search` only when a search provider is configured).
+ *
+ * @category families
+ * @since 0.2.0
+ */
+export const standard = (configuration: Configuration = {}) =>
+  [...builtIn, Web.family({ allowHosts: configuration.allowHosts })] as const
+
+/**
+ * The built-in families that need no configuration, in the order they are registered.
  *
  * **Example** (Their names)
  * ```ts

@@ -78,6 +78,12 @@ export const RecipeSchema = Schema.Struct({
       })
     ])
   ),
+  /**
+   * Hosts the web tools may reach although their addresses are private or
+   * local (`"127.0.0.1:8080"`, `"intranet.example"`, `"10.0.0.0/8"`): every
+   * other private, loopback, link-local or metadata address stays refused.
+   */
+  allowHosts: Schema.optionalKey(Schema.Array(Schema.String)),
   /** The largest result a call returns, in estimated tokens (characters / 4); a larger one goes to working memory. */
   resultBudgetTokens: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(100)))
 }).annotate({ title: "Recipe", description: "The policy of a room: what a caller may see and call." })

@@ -45,7 +45,7 @@ export type HostServices = Workspace.Workspace | Stores.Stores
 export interface Options {
   /** The workspace root (it must exist). */
   readonly root: string
-  /** The families served (default {@link Families.builtIn}). */
+  /** The families served (default {@link Families.standard}, configured from the recipe). */
   readonly families?: ReadonlyArray<Family.Family<HostServices, unknown>> | undefined
   /** The caller's trust level (default L0). */
   readonly trust?: Trust.TrustLevel | undefined
@@ -177,7 +177,8 @@ export const layer = (options: Options) => {
   })
   // One stores layer, shared by the road (traces, audit) and the families (working memory).
   const stores = storesLayer(options)
-  const families: ReadonlyArray<Family.Family<HostServices, unknown>> = options.families ?? Families.builtIn
+  const families: ReadonlyArray<Family.Family<HostServices, unknown>> =
+    options.families ?? Families.standard({ allowHosts: options.recipe?.allowHosts })
   const registry = Registry.layer(families).pipe(Layer.provide(Layer.mergeAll(workspace, stores)))
   const road = Invoke.layer(overridesOf(options)).pipe(
     Layer.provide(Layer.mergeAll(limiterLayers(options), Loop.layerMemory, Sessions.layerMemory())),

@@ -11,7 +11,7 @@
 import { NodeRedis } from "@effect/platform-node"
 import type { PgClient } from "@effect/sql-pg"
 import { type Duration, Layer, type Redacted } from "effect"
-import { CircuitBreaker, RateLimiter, type Redis } from "effect/persistence"
+import { CircuitBreaker, KeyValueStore, RateLimiter, type Redis } from "effect/persistence"
 import type { SqlClient } from "effect/sql"
 import * as AuditStore from "./AuditStore.ts"
 import * as databases from "./internal/sql/databases.ts"
@@ -62,12 +62,18 @@ export interface BatchOptions {
 }
 
 /**
- * The three stores.
+ * The stores: traces, audit records, working memory, and a key-value store
+ * for caches (`effect/persistence`'s `KeyValueStore`, in the table
+ * `ugent_kv` on SQL).
  *
  * @category models
  * @since 0.1.0
  */
-export type Stores = TraceStore.TraceStore | AuditStore.AuditStore | MemoryStore.MemoryStore
+export type Stores =
+  | TraceStore.TraceStore
+  | AuditStore.AuditStore
+  | MemoryStore.MemoryStore
+  | KeyValueStore.KeyValueStore
 
 /**
  * The three stores in memory.
@@ -90,7 +96,12 @@ export type Stores = TraceStore.TraceStore | AuditStore.AuditStore | MemoryStore
  * @since 0.1.0
  */
 export const layerMemory = (): Layer.Layer<Stores> =>
-  Layer.mergeAll(TraceStore.layerMemory(), AuditStore.layerMemory(), MemoryStore.layerMemory())
+  Layer.mergeAll(
+    TraceStore.layerMemory(),
+    AuditStore.layerMemory(),
+    MemoryStore.layerMemory(),
+    KeyValueStore.layerMemory
+  )
 
 /**
  * The three stores on the `SqlClient` in context (SQLite or PostgreSQL).
@@ -100,7 +111,12 @@ export const layerMemory = (): Layer.Layer<Stores> =>
  * @since 0.1.0
  */
 export const layerSql = (options?: BatchOptions): Layer.Layer<Stores, StoreError, SqlClient.SqlClient> =>
-  Layer.mergeAll(TraceStore.layerSql(options), AuditStore.layerSql, MemoryStore.layerSql)
+  Layer.mergeAll(
+    TraceStore.layerSql(options),
+    AuditStore.layerSql,
+    MemoryStore.layerSql,
+    KeyValueStore.layerSql({ table: "ugent_kv" })
+  )
 
 /**
  * The three stores in one SQLite file, on one connection: the embedded

@@ -11,6 +11,7 @@ import { join } from "node:path"
 import { PgClient } from "@effect/sql-pg"
 import { AuditStore, MemoryStore, Sqlite, Stores, TraceStore } from "@ugent/wrappers"
 import { Effect, Layer, Redacted, type Scope } from "effect"
+import { KeyValueStore } from "effect/persistence"
 import type { SqlClient } from "effect/sql"
 
 export const pgUrl = process.env.UGENT_PG_URL
@@ -54,10 +55,12 @@ export const memory: Backend = {
     const traces = TraceStore.makeMemory()
     const audit = AuditStore.makeMemory()
     const memory = MemoryStore.makeMemory()
+    const kv = Effect.runSync(Effect.scoped(Layer.build(KeyValueStore.layerMemory)))
     const layer = Layer.mergeAll(
       Layer.succeed(TraceStore.TraceStore, traces),
       Layer.succeed(AuditStore.AuditStore, audit),
-      Layer.succeed(MemoryStore.MemoryStore, memory)
+      Layer.succeed(MemoryStore.MemoryStore, memory),
+      Layer.succeedContext(kv)
     )
     return { open: () => layer, durable: false }
   })
