@@ -6,8 +6,9 @@
  *
  * @since 0.1.0
  */
-import { Cause, Effect, Exit, type JsonSchema, Schema } from "effect"
-import type { Tool } from "./Tool.ts"
+import { Cause, Effect, Exit, type JsonSchema, Option, Schema } from "effect"
+import { AnthropicStructuredOutput, OpenAiStructuredOutput } from "effect/ai"
+import type { Any as AnyTool, Tool } from "./Tool.ts"
 import { type FailureJson, InvalidInput, toJson } from "./ToolError.ts"
 
 /**
@@ -137,30 +138,204 @@ export const providerName = (name: string): string => {
   return safe
 }
 
-const objectRoot = (schema: JsonSchema.JsonSchema): JsonSchema.JsonSchema =>
+/**
+ * A JSON Schema with an object root, the only kind providers accept for
+ * function parameters.
+ *
+ * @category describing
+ * @since 0.2.0
+ */
+export interface ObjectSchema extends JsonSchema.JsonSchema {
+  readonly type: "object"
+  readonly properties?: { readonly [name: string]: unknown }
+  readonly required?: Array<string>
+}
+
+const isObjectSchema = (schema: JsonSchema.JsonSchema): schema is ObjectSchema =>
   (schema as { readonly type?: unknown }).type === "object"
-    ? schema
-    : { type: "object", properties: {}, additionalProperties: false }
+
+const objectRoot = (schema: JsonSchema.JsonSchema): ObjectSchema =>
+  isObjectSchema(schema) ? schema : { type: "object", properties: {}, additionalProperties: false }
 
 /**
- * The function-calling definition of an OpenAI-style API (`tools: [...]`).
+ * How a function definition is exported: its name (default
+ * {@link providerName} of the tool's name) and whether it uses OpenAI's strict
+ * mode.
+ *
+ * @category describing
+ * @since 0.2.0
+ */
+export interface DefinitionOptions {
+  readonly name?: string | undefined
+  /**
+   * Ask for the provider's strict mode (`strict: true`): the parameters are
+   * rewritten to the provider's strict subset of JSON Schema (every object closed with
+   * `additionalProperties: false`, every property required, an optional one
+   * as a union with `null`). A model's arguments then carry `null` for an
+   * absent optional field: turn them back into the tool's input with
+   * {@link fromStrictArguments}. An input the strict subset cannot express
+   * (not an object) keeps the plain schema and `strict: false`.
+   */
+  readonly strict?: boolean | undefined
+}
+
+const definitionOptions = (options: string | DefinitionOptions | undefined): DefinitionOptions =>
+  typeof options === "string" ? { name: options } : (options ?? {})
+
+/** Which provider's strict subset of JSON Schema. */
+type StrictDialect = "openai" | "anthropic"
+
+const strictCodec = (tool: AnyTool, dialect: StrictDialect = "openai") =>
+  dialect === "openai"
+    ? OpenAiStructuredOutput.toCodecOpenAI(tool.input)
+    : AnthropicStructuredOutput.toCodecAnthropic(tool.input)
+
+/**
+ * The tool's input in a provider's strict subset of JSON Schema (OpenAI's by
+ * default, or Anthropic's), if it can be expressed there (an object root).
+ *
+ * **Example** (Optional fields become nullable and required)
+ * ```ts
+ * import { Boundary, Tool } from "@ugent/core"
+ * import { Option, Schema } from "effect"
+ * const read = Tool.fromFunction({ name: "file.read", input: Schema.Struct({ path: Schema.String, limit: Schema.optionalKey(Schema.Int) }), f: ({ path }: { readonly path: string; readonly limit?: number }) => path })
+ * const strict = Option.getOrThrow(Boundary.strictParameters(read)) as { required: Array<string>; additionalProperties: boolean }
+ * console.log(strict.required, strict.additionalProperties)
+ * // => [ 'path', 'limit' ] false
+ * ```
+ *
+ * @category describing
+ * @since 0.2.0
+ */
+export const strictParameters = (
+  tool: AnyTool,
+  dialect: "openai" | "anthropic" = "openai"
+): Option.Option<ObjectSchema> => {
+  try {
+    const schema = strictCodec(tool, dialect).jsonSchema
+    return isObjectSchema(schema) ? Option.some(schema) : Option.none()
+  } catch {
+    return Option.none()
+  }
+}
+
+const parametersOf = (
+  tool: AnyTool,
+  strict: boolean | undefined,
+  dialect: StrictDialect
+): { readonly parameters: ObjectSchema; readonly strict: boolean } => {
+  if (strict === true) {
+    const parameters = strictParameters(tool, dialect)
+    if (Option.isSome(parameters)) return { parameters: parameters.value, strict: true }
+  }
+  return { parameters: objectRoot(inline(tool.input)), strict: false }
+}
+
+/**
+ * Turns a model's arguments for a strict-mode definition back into the
+ * tool's JSON input: `null` for an absent optional field is dropped, and
+ * every shape the strict subset re-encoded is restored (the same for OpenAI's
+ * and Anthropic's strict definitions). Arguments that do not fit the strict
+ * schema fail with `InvalidInput`.
+ *
+ * **Example** (A model's strict arguments)
+ * ```ts
+ * import { Boundary, Tool } from "@ugent/core"
+ * import { Effect, Schema } from "effect"
+ * const read = Tool.fromFunction({ name: "file.read", input: Schema.Struct({ path: Schema.String, limit: Schema.optionalKey(Schema.Int) }), f: ({ path }: { readonly path: string; readonly limit?: number }) => path })
+ * console.log(Effect.runSync(Boundary.fromStrictArguments(read, { path: "a.txt", limit: null })))
+ * // => { path: 'a.txt' }
+ * ```
+ *
+ * @category decoding
+ * @since 0.2.0
+ */
+export const fromStrictArguments = <A, B, E, R>(
+  tool: Tool<A, B, E, R>,
+  args: unknown
+): Effect.Effect<unknown, InvalidInput> =>
+  Effect.try({
+    try: () => strictCodec(tool).codec,
+    catch: () => new InvalidInput({ tool: tool.name, issues: "its input has no strict-mode form (not an object)" })
+  }).pipe(
+    Effect.flatMap((codec) => Schema.decodeUnknownEffect(codec)(args, { errors: "all" })),
+    Effect.flatMap((a) => Schema.encodeUnknownEffect(tool.input)(a)),
+    Effect.mapError((e) => (e instanceof InvalidInput ? e : new InvalidInput({ tool: tool.name, issues: e.message })))
+  )
+
+/**
+ * The function-calling definition of the OpenAI Chat Completions API
+ * (`tools: [{ type: "function", function: { ... } }]`, the nested shape).
+ * The second argument is the name to use, or {@link DefinitionOptions}.
+ *
+ * **Example** (A strict definition)
+ * ```ts
+ * import { Boundary, Tool } from "@ugent/core"
+ * import { Schema } from "effect"
+ * const add = Tool.fromFunction({ name: "math.add", input: Schema.Struct({ a: Schema.Number }), f: ({ a }: { readonly a: number }) => a })
+ * const definition = Boundary.toOpenAiFunction(add, { strict: true })
+ * console.log(definition.function.name, definition.function.strict)
+ * // => math_add true
+ * ```
  *
  * @category describing
  * @since 0.1.0
  */
 export const toOpenAiFunction = <A, B, E, R>(
   tool: Tool<A, B, E, R>,
-  name: string = providerName(tool.name)
+  options?: string | DefinitionOptions
 ): {
   readonly type: "function"
-  readonly function: { readonly name: string; readonly description: string; readonly parameters: JsonSchema.JsonSchema }
-} => ({
-  type: "function",
-  function: { name, description: tool.description, parameters: objectRoot(inline(tool.input)) }
-})
+  readonly function: {
+    readonly name: string
+    readonly description: string
+    readonly parameters: ObjectSchema
+    readonly strict: boolean
+  }
+} => {
+  const { name = providerName(tool.name), strict } = definitionOptions(options)
+  return {
+    type: "function",
+    function: { name, description: tool.description, ...parametersOf(tool, strict, "openai") }
+  }
+}
 
 /**
- * The tool definition of an Anthropic-style API.
+ * The function tool of the OpenAI Responses API (`tools: [{ type:
+ * "function", name, ... }]`, the flat shape). The second argument is the
+ * name to use, or {@link DefinitionOptions}.
+ *
+ * **Example** (The flat shape)
+ * ```ts
+ * import { Boundary, Tool } from "@ugent/core"
+ * import { Schema } from "effect"
+ * const add = Tool.fromFunction({ name: "math.add", input: Schema.Struct({ a: Schema.Number }), f: ({ a }: { readonly a: number }) => a })
+ * const tool = Boundary.toOpenAiResponsesTool(add, { strict: true })
+ * console.log(tool.type, tool.name, tool.strict)
+ * // => function math_add true
+ * ```
+ *
+ * @category describing
+ * @since 0.2.0
+ */
+export const toOpenAiResponsesTool = <A, B, E, R>(
+  tool: Tool<A, B, E, R>,
+  options?: string | DefinitionOptions
+): {
+  readonly type: "function"
+  readonly name: string
+  readonly description: string
+  readonly parameters: ObjectSchema
+  readonly strict: boolean
+} => {
+  const { name = providerName(tool.name), strict } = definitionOptions(options)
+  return { type: "function", name, description: tool.description, ...parametersOf(tool, strict, "openai") }
+}
+
+/**
+ * The tool definition of the Anthropic Messages API. The second argument is
+ * the name to use, or {@link DefinitionOptions} (`strict: true` uses
+ * Anthropic's strict tool use).
  *
  * **Example** (Exporting a definition)
  * ```ts
@@ -169,6 +344,8 @@ export const toOpenAiFunction = <A, B, E, R>(
  * const add = Tool.fromFunction({ name: "math.add", input: Schema.Struct({ a: Schema.Number }), f: ({ a }: { readonly a: number }) => a })
  * console.log(Boundary.toAnthropicTool(add).name)
  * // => math_add
+ * console.log(Boundary.toAnthropicTool(add, { strict: true }).strict)
+ * // => true
  * ```
  *
  * @category describing
@@ -176,9 +353,16 @@ export const toOpenAiFunction = <A, B, E, R>(
  */
 export const toAnthropicTool = <A, B, E, R>(
   tool: Tool<A, B, E, R>,
-  name: string = providerName(tool.name)
-): { readonly name: string; readonly description: string; readonly input_schema: JsonSchema.JsonSchema } => ({
-  name,
-  description: tool.description,
-  input_schema: objectRoot(inline(tool.input))
-})
+  options?: string | DefinitionOptions
+): {
+  readonly name: string
+  readonly description: string
+  readonly input_schema: ObjectSchema
+  readonly strict?: true
+} => {
+  const { name = providerName(tool.name), strict } = definitionOptions(options)
+  const { parameters, strict: isStrict } = parametersOf(tool, strict, "anthropic")
+  return isStrict
+    ? { name, description: tool.description, input_schema: parameters, strict: true }
+    : { name, description: tool.description, input_schema: parameters }
+}

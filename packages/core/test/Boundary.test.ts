@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Boundary, ReadProof, Tool, Trust } from "@ugent/core"
-import { Effect, Exit, Schema } from "effect"
+import { Effect, Exit, Option, Schema } from "effect"
 
 class NotFound extends Schema.TaggedError<NotFound>()("NotFound", { path: Schema.String }) {
   override get message() {
@@ -121,5 +121,126 @@ describe("Boundary", () => {
       const n = Tool.fromFunction({ name: "n", input: Schema.Number, f: (x: number) => x })
       assert.strictEqual((Boundary.toAnthropicTool(n).input_schema as { type: string }).type, "object")
     })
+  })
+  describe("strict mode", () => {
+    const search = Tool.fromFunction({
+      name: "search.grep",
+      description: "Searches files.",
+      input: Schema.Struct({
+        pattern: Schema.String,
+        limit: Schema.optionalKey(Schema.Int),
+        glob: Schema.optional(Schema.String),
+        options: Schema.optionalKey(
+          Schema.Struct({ ignoreCase: Schema.Boolean, context: Schema.optionalKey(Schema.Int) })
+        ),
+        paths: Schema.optionalKey(Schema.Array(Schema.String))
+      }),
+      f: ({ pattern }: { readonly pattern: string }) => pattern
+    })
+
+    // OpenAI's strict rules: every object is closed and lists every property as required.
+    const assertStrict = (schema: unknown, at = "$"): void => {
+      if (typeof schema !== "object" || schema === null) return
+      const s = schema as Record<string, unknown>
+      if (s.type === "object" && s.properties !== undefined) {
+        assert.strictEqual(s.additionalProperties, false, `${at} is closed`)
+        assert.sameMembers(s.required as Array<string>, Object.keys(s.properties as object), `${at} requires all`)
+      }
+      for (const [key, value] of Object.entries(s)) {
+        if (Array.isArray(value)) {
+          for (const [i, v] of value.entries()) assertStrict(v, `${at}.${key}[${i}]`)
+        } else assertStrict(value, `${at}.${key}`)
+      }
+    }
+
+    it("the plain definitions say strict: false and keep the plain schema", () => {
+      const plain = Boundary.toOpenAiFunction(search)
+      assert.isFalse(plain.function.strict)
+      assert.deepStrictEqual(plain.function.parameters.required, ["pattern"])
+      assert.strictEqual(Boundary.toOpenAiFunction(search, "grep").function.name, "grep")
+      assert.isUndefined(Boundary.toAnthropicTool(search).strict)
+    })
+
+    it("strict definitions close every object and require every property, optional ones nullable", () => {
+      const chat = Boundary.toOpenAiFunction(search, { strict: true })
+      assert.isTrue(chat.function.strict)
+      assertStrict(chat.function.parameters)
+      const limit = (chat.function.parameters.properties as Record<string, { anyOf: Array<{ type: string }> }>).limit!
+      assert.deepStrictEqual(
+        limit.anyOf.map((s) => s.type),
+        ["integer", "null"]
+      )
+      const responses = Boundary.toOpenAiResponsesTool(search, { strict: true, name: "grep" })
+      assert.deepStrictEqual(
+        { type: responses.type, name: responses.name, strict: responses.strict },
+        { type: "function", name: "grep", strict: true }
+      )
+      assertStrict(responses.parameters)
+      const anthropic = Boundary.toAnthropicTool(search, { strict: true })
+      assert.isTrue(anthropic.strict)
+      assertStrict(anthropic.input_schema)
+    })
+
+    it("an input with no strict form keeps the plain schema and says strict: false", () => {
+      const n = Tool.fromFunction({ name: "n", input: Schema.Number, f: (x: number) => x })
+      assert.isTrue(Option.isNone(Boundary.strictParameters(n)))
+      const definition = Boundary.toOpenAiFunction(n, { strict: true })
+      assert.isFalse(definition.function.strict)
+      assert.strictEqual(definition.function.parameters.type, "object")
+    })
+
+    it.effect("a model's strict arguments become the tool's input: nulls for absent optional fields are dropped", () =>
+      Effect.gen(function* () {
+        const input = yield* Boundary.fromStrictArguments(search, {
+          pattern: "TODO",
+          limit: null,
+          glob: null,
+          options: { ignoreCase: true, context: null },
+          paths: null
+        })
+        assert.deepStrictEqual(input, { pattern: "TODO", options: { ignoreCase: true } })
+        const run = yield* Boundary.runJson(search, input)
+        assert.isTrue(run.ok)
+      })
+    )
+
+    it.effect("strict arguments that do not fit fail with InvalidInput naming the tool", () =>
+      Effect.gen(function* () {
+        const error = yield* Effect.flip(Boundary.fromStrictArguments(search, { pattern: 1 }))
+        assert.strictEqual(error._tag, "InvalidInput")
+        assert.strictEqual(error.tool, "search.grep")
+      })
+    )
+
+    // What a strict-mode model sends: every property present, `null` for an absent one.
+    const asStrictModel = (schema: unknown, value: unknown): unknown => {
+      const s = schema as { properties?: Record<string, unknown>; anyOf?: Array<unknown>; items?: unknown }
+      if (value === null || value === undefined) return null
+      if (s.anyOf !== undefined) {
+        const branch = s.anyOf.find((b) => (b as { type?: string }).type !== "null")
+        return asStrictModel(branch, value)
+      }
+      if (s.properties !== undefined && typeof value === "object" && !Array.isArray(value)) {
+        const record = value as Record<string, unknown>
+        return Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, asStrictModel(v, record[k])]))
+      }
+      if (Array.isArray(value)) return value.map((v) => asStrictModel(s.items, v))
+      return value
+    }
+
+    // The law behind fromStrictArguments: for every input, what a strict-mode model sends for it comes back as
+    // the input's plain encoding.
+    it.effect.prop(
+      "fromStrictArguments inverts the strict encoding of every input",
+      [search.input as Schema.Codec<unknown, unknown>],
+      ([a]) =>
+        Effect.gen(function* () {
+          // Compared as JSON: at a boundary an undefined field and an absent one are the same.
+          const plain = JSON.parse(JSON.stringify(yield* Schema.encodeUnknownEffect(search.input)(a)))
+          const strict = asStrictModel(Option.getOrThrow(Boundary.strictParameters(search)), plain)
+          assert.deepStrictEqual(yield* Boundary.fromStrictArguments(search, strict), plain)
+        }),
+      { arbitrary: { runs: 200 } }
+    )
   })
 })
