@@ -15,7 +15,7 @@
  *
  * @since 0.2.0
  */
-import { Effect, Layer, Redacted, Stream } from "effect"
+import { Effect, Layer, type Redacted, Stream } from "effect"
 import { LanguageModel, Model as AiModel, Telemetry } from "effect/ai"
 import { HttpClient } from "effect/http"
 import * as Http from "./internal/http.ts"
@@ -67,28 +67,6 @@ export interface Options {
   readonly retry?: RetryOptions | false | undefined
 }
 
-const defaultBaseUrl = "https://api.openai.com/v1"
-
-const connection = (options: Options): Http.Connection => {
-  const baseUrl = options.baseUrl ?? defaultBaseUrl
-  const apiKey = typeof options.apiKey === "string" ? Redacted.make(options.apiKey) : options.apiKey
-  return {
-    module: "OpenAiChat",
-    provider:
-      options.providerName ??
-      (new URL(baseUrl).hostname === "api.openai.com" ? "OpenAI" : `The model server at ${baseUrl}`),
-    metadataKey: "openai",
-    baseUrl,
-    headers: {
-      ...options.headers,
-      ...(apiKey === undefined ? {} : { authorization: `Bearer ${Redacted.value(apiKey)}` })
-    },
-    apiKey,
-    keyVariable: options.keyVariable ?? "OPENAI_API_KEY",
-    retry: options.retry ?? {}
-  }
-}
-
 /**
  * Builds the `LanguageModel` of a Chat Completions model over the
  * `HttpClient` in context.
@@ -110,7 +88,7 @@ const connection = (options: Options): Http.Connection => {
 export const make = (options: Options): Effect.Effect<LanguageModel.LanguageModel, never, HttpClient.HttpClient> =>
   Effect.gen(function* () {
     const client = yield* HttpClient.HttpClient
-    const conn = connection(options)
+    const conn = Http.openAiConnection("OpenAiChat", options)
     const settings: Chat.Settings = {
       model: options.model,
       strictTools: options.strictTools ?? false,

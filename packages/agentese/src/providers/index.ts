@@ -11,3 +11,5 @@
 
 /** @since 0.2.0 */
 export * as OpenAiChat from "./OpenAiChat.ts"
+/** @since 0.2.0 */
+export * as OpenAiResponses from "./OpenAiResponses.ts"

@@ -44,6 +44,47 @@ export interface Connection {
   readonly retry: RetryOptions | false
 }
 
+/** The options every OpenAI-style connection takes. */
+export interface OpenAiConnectionOptions {
+  readonly apiKey?: Redacted.Redacted<string> | string | undefined
+  readonly baseUrl?: string | undefined
+  readonly headers?: Readonly<Record<string, string>> | undefined
+  readonly keyVariable?: string | undefined
+  readonly providerName?: string | undefined
+  readonly retry?: RetryOptions | false | undefined
+}
+
+/** OpenAI's own base URL. */
+export const openAiBaseUrl = "https://api.openai.com/v1"
+
+/** The connection of an OpenAI-style API: a bearer key, OpenAI's URL by default. */
+export const openAiConnection = (module: string, options: OpenAiConnectionOptions): Connection => {
+  const baseUrl = options.baseUrl ?? openAiBaseUrl
+  const apiKey = typeof options.apiKey === "string" ? Redacted.make(options.apiKey) : options.apiKey
+  return {
+    module,
+    provider:
+      options.providerName ?? (hostOf(baseUrl) === "api.openai.com" ? "OpenAI" : `The model server at ${baseUrl}`),
+    metadataKey: "openai",
+    baseUrl,
+    headers: {
+      ...options.headers,
+      ...(apiKey === undefined ? {} : { authorization: `Bearer ${Redacted.value(apiKey)}` })
+    },
+    apiKey,
+    keyVariable: options.keyVariable ?? "OPENAI_API_KEY",
+    retry: options.retry ?? {}
+  }
+}
+
+const hostOf = (url: string): string | undefined => {
+  try {
+    return new URL(url).hostname
+  } catch {
+    return undefined
+  }
+}
+
 /** Joins a base URL and a path with exactly one slash between them. */
 export const joinUrl = (baseUrl: string, path: string): string =>
   `${baseUrl.replace(/\/+$/, "")}/${path.replace(/^\/+/, "")}`
