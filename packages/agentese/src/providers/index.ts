@@ -13,3 +13,5 @@
 export * as OpenAiChat from "./OpenAiChat.ts"
 /** @since 0.2.0 */
 export * as OpenAiResponses from "./OpenAiResponses.ts"
+/** @since 0.2.0 */
+export * as Anthropic from "./Anthropic.ts"

@@ -44,8 +44,8 @@ export interface Connection {
   readonly retry: RetryOptions | false
 }
 
-/** The options every OpenAI-style connection takes. */
-export interface OpenAiConnectionOptions {
+/** The options every connection takes. */
+export interface ConnectionOptions {
   readonly apiKey?: Redacted.Redacted<string> | string | undefined
   readonly baseUrl?: string | undefined
   readonly headers?: Readonly<Record<string, string>> | undefined
@@ -58,7 +58,7 @@ export interface OpenAiConnectionOptions {
 export const openAiBaseUrl = "https://api.openai.com/v1"
 
 /** The connection of an OpenAI-style API: a bearer key, OpenAI's URL by default. */
-export const openAiConnection = (module: string, options: OpenAiConnectionOptions): Connection => {
+export const openAiConnection = (module: string, options: ConnectionOptions): Connection => {
   const baseUrl = options.baseUrl ?? openAiBaseUrl
   const apiKey = typeof options.apiKey === "string" ? Redacted.make(options.apiKey) : options.apiKey
   return {
@@ -73,6 +73,34 @@ export const openAiConnection = (module: string, options: OpenAiConnectionOption
     },
     apiKey,
     keyVariable: options.keyVariable ?? "OPENAI_API_KEY",
+    retry: options.retry ?? {}
+  }
+}
+
+/** Anthropic's own base URL (requests go to `<base>/v1/...`). */
+export const anthropicBaseUrl = "https://api.anthropic.com"
+
+/** The API version every Anthropic request names. */
+export const anthropicVersion = "2023-06-01"
+
+/** The connection of the Anthropic API: `x-api-key` and `anthropic-version` headers. */
+export const anthropicConnection = (options: ConnectionOptions): Connection => {
+  const baseUrl = options.baseUrl ?? anthropicBaseUrl
+  const apiKey = typeof options.apiKey === "string" ? Redacted.make(options.apiKey) : options.apiKey
+  return {
+    module: "Anthropic",
+    provider:
+      options.providerName ??
+      (hostOf(baseUrl) === "api.anthropic.com" ? "Anthropic" : `The Anthropic API at ${baseUrl}`),
+    metadataKey: "anthropic",
+    baseUrl,
+    headers: {
+      ...options.headers,
+      "anthropic-version": anthropicVersion,
+      ...(apiKey === undefined ? {} : { "x-api-key": Redacted.value(apiKey) })
+    },
+    apiKey,
+    keyVariable: options.keyVariable ?? "ANTHROPIC_API_KEY",
     retry: options.retry ?? {}
   }
 }

@@ -394,107 +394,110 @@ export const streamParts = (
     const onEvent = (event: Sse.Event): Effect.Effect<Array<Response.StreamPartEncoded>, AiError.AiError> =>
       done
         ? Effect.succeed([])
-        : Effect.flatMap(Http.eventJson(connection, method, event), (json) => {
-            const type = Tools.isRecord(json) && typeof json.type === "string" ? json.type : event.event
-            switch (type) {
-              case "response.created":
-                return Effect.map(decode(ResponseEvent, json), (e) => [metadataPart(e.response)])
-              case "response.output_item.added":
-                return Effect.map(decode(OutputItemEvent, json), ({ item }): Array<Response.StreamPartEncoded> => {
-                  if (item.id === undefined) return []
-                  if (item.type === "message") return start("text", item.id)
-                  if (item.type === "reasoning") return start("reasoning", item.id)
-                  if (
-                    item.type === "function_call" &&
-                    typeof item.call_id === "string" &&
-                    typeof item.name === "string"
-                  ) {
-                    callIds.set(item.id, { callId: item.call_id, name: item.name })
-                    return [{ type: "tool-params-start", id: item.call_id, name: item.name }]
-                  }
-                  return []
-                })
-              case "response.output_text.delta":
-              case "response.refusal.delta":
-                return Effect.map(decode(DeltaEvent, json), (e) => {
-                  if (type === "response.refusal.delta") refused = true
-                  return [...start("text", e.item_id), { type: "text-delta", id: e.item_id, delta: e.delta }]
-                })
-              case "response.reasoning_summary_text.delta":
-              case "response.reasoning_text.delta":
-                return Effect.map(decode(DeltaEvent, json), (e) => [
-                  ...start("reasoning", e.item_id),
-                  { type: "reasoning-delta", id: e.item_id, delta: e.delta }
-                ])
-              case "response.function_call_arguments.delta":
-                return Effect.map(decode(DeltaEvent, json), (e): Array<Response.StreamPartEncoded> => {
-                  const call = callIds.get(e.item_id)
-                  return call === undefined ? [] : [{ type: "tool-params-delta", id: call.callId, delta: e.delta }]
-                })
-              case "response.output_item.done":
-                return Effect.map(decode(OutputItemEvent, json), ({ item }): Array<Response.StreamPartEncoded> => {
-                  if (item.id === undefined) return []
-                  if (item.type === "message" || item.type === "reasoning") {
-                    if (!open.delete(item.id)) return []
-                    return [{ type: item.type === "message" ? "text-end" : "reasoning-end", id: item.id }]
-                  }
-                  if (
-                    item.type === "function_call" &&
-                    typeof item.call_id === "string" &&
-                    typeof item.name === "string"
-                  ) {
-                    toolCalls++
+        : Effect.flatMap(
+            Http.eventJson(connection, method, event),
+            (json): Effect.Effect<Array<Response.StreamPartEncoded>, AiError.AiError> => {
+              const type = Tools.isRecord(json) && typeof json.type === "string" ? json.type : event.event
+              switch (type) {
+                case "response.created":
+                  return Effect.map(decode(ResponseEvent, json), (e) => [metadataPart(e.response)])
+                case "response.output_item.added":
+                  return Effect.map(decode(OutputItemEvent, json), ({ item }): Array<Response.StreamPartEncoded> => {
+                    if (item.id === undefined) return []
+                    if (item.type === "message") return start("text", item.id)
+                    if (item.type === "reasoning") return start("reasoning", item.id)
+                    if (
+                      item.type === "function_call" &&
+                      typeof item.call_id === "string" &&
+                      typeof item.name === "string"
+                    ) {
+                      callIds.set(item.id, { callId: item.call_id, name: item.name })
+                      return [{ type: "tool-params-start", id: item.call_id, name: item.name }]
+                    }
+                    return []
+                  })
+                case "response.output_text.delta":
+                case "response.refusal.delta":
+                  return Effect.map(decode(DeltaEvent, json), (e) => {
+                    if (type === "response.refusal.delta") refused = true
+                    return [...start("text", e.item_id), { type: "text-delta", id: e.item_id, delta: e.delta }]
+                  })
+                case "response.reasoning_summary_text.delta":
+                case "response.reasoning_text.delta":
+                  return Effect.map(decode(DeltaEvent, json), (e) => [
+                    ...start("reasoning", e.item_id),
+                    { type: "reasoning-delta", id: e.item_id, delta: e.delta }
+                  ])
+                case "response.function_call_arguments.delta":
+                  return Effect.map(decode(DeltaEvent, json), (e): Array<Response.StreamPartEncoded> => {
+                    const call = callIds.get(e.item_id)
+                    return call === undefined ? [] : [{ type: "tool-params-delta", id: call.callId, delta: e.delta }]
+                  })
+                case "response.output_item.done":
+                  return Effect.map(decode(OutputItemEvent, json), ({ item }): Array<Response.StreamPartEncoded> => {
+                    if (item.id === undefined) return []
+                    if (item.type === "message" || item.type === "reasoning") {
+                      if (!open.delete(item.id)) return []
+                      return [{ type: item.type === "message" ? "text-end" : "reasoning-end", id: item.id }]
+                    }
+                    if (
+                      item.type === "function_call" &&
+                      typeof item.call_id === "string" &&
+                      typeof item.name === "string"
+                    ) {
+                      toolCalls++
+                      return [
+                        { type: "tool-params-end", id: item.call_id },
+                        {
+                          type: "tool-call",
+                          id: item.call_id,
+                          name: item.name,
+                          params: tools.argumentsOf(item.name, item.arguments ?? ""),
+                          metadata: { openai: { itemId: item.id } }
+                        }
+                      ]
+                    }
+                    return []
+                  })
+                case "response.completed":
+                case "response.incomplete":
+                  return Effect.map(decode(ResponseEvent, json), ({ response }): Array<Response.StreamPartEncoded> => {
+                    done = true
+                    const ends = [...open].map(
+                      ([id, kind]): Response.StreamPartEncoded => ({
+                        type: kind === "text" ? "text-end" : "reasoning-end",
+                        id
+                      })
+                    )
+                    open.clear()
                     return [
-                      { type: "tool-params-end", id: item.call_id },
+                      ...ends,
                       {
-                        type: "tool-call",
-                        id: item.call_id,
-                        name: item.name,
-                        params: tools.argumentsOf(item.name, item.arguments ?? ""),
-                        metadata: { openai: { itemId: item.id } }
+                        type: "finish",
+                        reason: finishReason(response, toolCalls > 0, refused),
+                        usage: usageOf(response.usage)
                       }
                     ]
-                  }
-                  return []
-                })
-              case "response.completed":
-              case "response.incomplete":
-                return Effect.map(decode(ResponseEvent, json), ({ response }): Array<Response.StreamPartEncoded> => {
-                  done = true
-                  const ends = [...open].map(
-                    ([id, kind]): Response.StreamPartEncoded => ({
-                      type: kind === "text" ? "text-end" : "reasoning-end",
-                      id
-                    })
+                  })
+                case "response.failed":
+                  return Effect.flatMap(decode(ResponseEvent, json), ({ response }) =>
+                    Effect.fail(failed(connection, method, response))
                   )
-                  open.clear()
-                  return [
-                    ...ends,
-                    {
-                      type: "finish",
-                      reason: finishReason(response, toolCalls > 0, refused),
-                      usage: usageOf(response.usage)
-                    }
-                  ]
-                })
-              case "response.failed":
-                return Effect.flatMap(decode(ResponseEvent, json), ({ response }) =>
-                  Effect.fail(failed(connection, method, response))
-                )
-              case "error":
-                return Effect.flatMap(decode(ErrorEvent, json), (e) =>
-                  Effect.fail(
-                    Http.streamError(connection, method, {
-                      message: e.message,
-                      type: undefined,
-                      code: e.code ?? undefined
-                    })
+                case "error":
+                  return Effect.flatMap(decode(ErrorEvent, json), (e) =>
+                    Effect.fail(
+                      Http.streamError(connection, method, {
+                        message: e.message,
+                        type: undefined,
+                        code: e.code ?? undefined
+                      })
+                    )
                   )
-                )
-              default:
-                return Effect.succeed([])
+                default:
+                  return Effect.succeed([])
+              }
             }
-          })
+          )
 
     const end = Stream.suspend(() => (done ? Stream.empty : Stream.fail(Http.truncated(connection, method))))
     return events.pipe(Stream.mapEffect(onEvent), Stream.flattenIterable, Stream.concat(end))
