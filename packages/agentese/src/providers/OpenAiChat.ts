@@ -50,7 +50,7 @@ export interface Options {
   readonly headers?: Readonly<Record<string, string>> | undefined
   /** The environment variable a failed authentication tells the user to set (default `OPENAI_API_KEY`). */
   readonly keyVariable?: string | undefined
-  /** How messages name the server (default `OpenAI` for OpenAI's URL, `The model server at <url>` otherwise). */
+  /** How messages name the server (default `OpenAI` for OpenAI's URL, `the model server at <url>` otherwise). */
   readonly providerName?: string | undefined
   /**
    * Offer tools in strict mode (`strict: true`, parameters in OpenAI's

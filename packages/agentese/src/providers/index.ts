@@ -15,3 +15,5 @@ export * as OpenAiChat from "./OpenAiChat.ts"
 export * as OpenAiResponses from "./OpenAiResponses.ts"
 /** @since 0.2.0 */
 export * as Anthropic from "./Anthropic.ts"
+/** @since 0.2.0 */
+export * as Model from "./Model.ts"

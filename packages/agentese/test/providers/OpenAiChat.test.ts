@@ -452,7 +452,10 @@ describe("OpenAiChat", () => {
           )
         )
         assert.strictEqual(error.reason._tag, "NetworkError")
-        assert.match(error.message, new RegExp(`unreachable at http://127.0.0.1:${port}/v1 \\(ECONNREFUSED\\)`))
+        assert.match(
+          error.message,
+          new RegExp(`Cannot reach the model server at http://127.0.0.1:${port}/v1 \\(ECONNREFUSED\\)`)
+        )
       })
     )
 

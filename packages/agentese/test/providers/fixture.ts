@@ -26,7 +26,10 @@ export interface Event {
   readonly data: unknown
 }
 
-/** An answer: JSON with a status and headers, Server-Sent Events, or a connection closed without an answer. */
+/**
+ * An answer: JSON with a status and headers, Server-Sent Events, a
+ * connection closed without an answer, or no answer at all.
+ */
 export type Answer =
   | {
       readonly status?: number
@@ -36,6 +39,7 @@ export type Answer =
     }
   | { readonly status?: number; readonly headers?: Record<string, string>; readonly events: ReadonlyArray<Event> }
   | { readonly hangUp: true }
+  | { readonly silent: true }
 
 /** Writes events as `text/event-stream`, each in its own chunk so a client must reassemble them. */
 const writeEvents = async (res: ServerResponse, events: ReadonlyArray<Event>) => {
@@ -74,6 +78,7 @@ export const serve = (
                 const request: Received = { method: req.method ?? "", path: req.url ?? "", headers: req.headers, body }
                 received.push(request)
                 const a = answer(request, received.length - 1)
+                if ("silent" in a) return
                 if ("hangUp" in a) {
                   req.socket.destroy()
                   return

@@ -32,7 +32,7 @@ export interface RetryOptions {
 export interface Connection {
   /** The `module` of the `AiError`s: `"OpenAiChat"`, `"OpenAiResponses"`, `"Anthropic"`. */
   readonly module: string
-  /** The provider as a message names it: `"OpenAI"`, `"Anthropic"`, `"The model server at http://…"`. */
+  /** The provider as a message names it: `"OpenAI"`, `"Anthropic"`, `"the model server at http://…"`. */
   readonly provider: string
   /** The key under which provider metadata is recorded: `"openai"`, `"anthropic"`. */
   readonly metadataKey: string
@@ -64,7 +64,7 @@ export const openAiConnection = (module: string, options: ConnectionOptions): Co
   return {
     module,
     provider:
-      options.providerName ?? (hostOf(baseUrl) === "api.openai.com" ? "OpenAI" : `The model server at ${baseUrl}`),
+      options.providerName ?? (hostOf(baseUrl) === "api.openai.com" ? "OpenAI" : `the model server at ${baseUrl}`),
     metadataKey: "openai",
     baseUrl,
     headers: {
@@ -91,7 +91,7 @@ export const anthropicConnection = (options: ConnectionOptions): Connection => {
     module: "Anthropic",
     provider:
       options.providerName ??
-      (hostOf(baseUrl) === "api.anthropic.com" ? "Anthropic" : `The Anthropic API at ${baseUrl}`),
+      (hostOf(baseUrl) === "api.anthropic.com" ? "Anthropic" : `the Anthropic API at ${baseUrl}`),
     metadataKey: "anthropic",
     baseUrl,
     headers: {
@@ -112,6 +112,16 @@ const hostOf = (url: string): string | undefined => {
     return undefined
   }
 }
+
+/** The provider at the start of a sentence. */
+export const subject = (connection: Connection): string =>
+  connection.provider.charAt(0).toUpperCase() + connection.provider.slice(1)
+
+/** The provider and where it is: `OpenAI at https://api.openai.com/v1`, `the model server at http://…`. */
+export const place = (connection: Connection): string =>
+  connection.provider.includes(connection.baseUrl)
+    ? connection.provider
+    : `${connection.provider} at ${connection.baseUrl}`
 
 /** Joins a base URL and a path with exactly one slash between them. */
 export const joinUrl = (baseUrl: string, path: string): string =>
@@ -226,7 +236,7 @@ export const reasonOfStatus = (
     }
   }
   const http = { body: scrub(body.slice(0, 2000), connection.apiKey) }
-  const answered = `${connection.provider} answered ${describeStatus(status)}${said}`
+  const answered = `${subject(connection)} answered ${describeStatus(status)}${said}`
   if (status === 401) {
     const missing = connection.apiKey === undefined
     return new AiError.AuthenticationError({
@@ -284,7 +294,7 @@ const networkError = (connection: Connection, error: HttpClientError.HttpClientE
     reason: tag,
     method,
     url,
-    description: `${connection.provider} is unreachable at ${connection.baseUrl} (${scrub(transportDetail(reason.cause ?? reason), connection.apiKey)})`
+    description: `Cannot reach ${place(connection)} (${scrub(transportDetail(reason.cause ?? reason), connection.apiKey)})`
   })
 }
 
@@ -368,7 +378,7 @@ export const decodeJson = <S extends Schema.Codec<unknown, unknown>>(
             connection,
             method,
             new AiError.InvalidResponseError({
-              description: `${connection.provider} sent a body that is not JSON: ${scrub(oneLine(text.slice(0, 200)), connection.apiKey)}`
+              description: `${subject(connection)} sent a body that is not JSON: ${scrub(oneLine(text.slice(0, 200)), connection.apiKey)}`
             })
           )
       })
@@ -389,7 +399,7 @@ export const decodeValue = <S extends Schema.Codec<unknown, unknown>>(
         connection,
         method,
         new AiError.InvalidResponseError({
-          description: `${connection.provider} sent an answer of an unexpected shape: ${oneLine(error.message)}`
+          description: `${subject(connection)} sent an answer of an unexpected shape: ${oneLine(error.message)}`
         })
       )
     )
@@ -420,7 +430,7 @@ export const sse = (
               connection,
               method,
               new AiError.InvalidResponseError({
-                description: `${connection.provider} sent an event too large to read`
+                description: `${subject(connection)} sent an event too large to read`
               })
             )
           )
@@ -446,7 +456,7 @@ export const eventJson = (
         connection,
         method,
         new AiError.InvalidResponseError({
-          description: `${connection.provider} streamed an event that is not JSON: ${scrub(oneLine(event.data.slice(0, 200)), connection.apiKey)}`
+          description: `${subject(connection)} streamed an event that is not JSON: ${scrub(oneLine(event.data.slice(0, 200)), connection.apiKey)}`
         })
       )
   })
@@ -458,7 +468,7 @@ export const eventJson = (
 export const streamError = (connection: Connection, method: string, error: ProviderError): AiError.AiError => {
   const said = error.message === undefined ? "" : `: ${oneLine(scrub(error.message, connection.apiKey))}`
   const kind = `${error.type ?? ""} ${error.code ?? ""}`
-  const description = `${connection.provider} reported ${error.type ?? error.code ?? "an error"} while streaming${said}`
+  const description = `${subject(connection)} reported ${error.type ?? error.code ?? "an error"} while streaming${said}`
   const reason: AiError.AiErrorReason = /rate_limit/.test(kind)
     ? new AiError.RateLimitError({})
     : /overloaded|api_error|server_error|internal/.test(kind)
@@ -477,7 +487,7 @@ export const truncated = (connection: Connection, method: string): AiError.AiErr
     connection,
     method,
     new AiError.InvalidResponseError({
-      description: `${connection.provider} closed the stream before the answer was finished; try again`
+      description: `${subject(connection)} closed the stream before the answer was finished; try again`
     })
   )
 
