@@ -153,6 +153,20 @@ describe("OpenAiResponses", () => {
       })
     )
 
+    it.live("output items of kinds this provider does not use are skipped, whatever their shape", () =>
+      Effect.gen(function* () {
+        const server = yield* serve(() => ({
+          json: response([
+            { type: "web_search_call", id: "ws_1", status: "completed", action: { type: "search", query: "q" } },
+            { type: "tool_search_call", id: "ts_1", arguments: { query: "q" }, status: "completed" },
+            message("Found it.")
+          ])
+        }))
+        const answer = yield* LanguageModel.generateText({ prompt: "x" }).pipe(Effect.provide(model(server.url)))
+        assert.strictEqual(answer.text, "Found it.")
+      })
+    )
+
     it.live("a failed response is an error with the provider's message", () =>
       Effect.gen(function* () {
         const server = yield* serve(() => ({

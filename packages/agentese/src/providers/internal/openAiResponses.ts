@@ -74,22 +74,44 @@ export const Usage = Schema.Struct({
   )
 })
 
-/**
- * An output item, read loosely: a message (`content`), a function call
- * (`call_id`, `name`, `arguments`), reasoning (`summary`), or an item of a
- * kind this provider does not use.
- */
-export const OutputItem = Schema.Struct({
-  type: Schema.String,
-  id: OptionalString,
-  content: Schema.optionalKey(
-    Schema.NullOr(Schema.Array(Schema.Struct({ type: Schema.String, text: OptionalString, refusal: OptionalString })))
-  ),
-  call_id: Schema.optionalKey(Schema.NullOr(Schema.String)),
-  name: Schema.optionalKey(Schema.NullOr(Schema.String)),
-  arguments: Schema.optionalKey(Schema.NullOr(Schema.String)),
-  summary: Schema.optionalKey(Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.String })))
+/** An output message: output text and refusals. */
+export const MessageItem = Schema.Struct({
+  type: Schema.Literal("message"),
+  id: Schema.String,
+  content: Schema.Array(Schema.Struct({ type: Schema.String, text: OptionalString, refusal: OptionalString }))
 })
+
+/** A function call the model made; the call goes by its `call_id`. */
+export const FunctionCallItem = Schema.Struct({
+  type: Schema.Literal("function_call"),
+  id: OptionalString,
+  call_id: Schema.String,
+  name: Schema.String,
+  arguments: Schema.String
+})
+
+/** Reasoning, with its summary. */
+export const ReasoningItem = Schema.Struct({
+  type: Schema.Literal("reasoning"),
+  id: Schema.String,
+  summary: Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.String }))
+})
+
+/** An output item this provider uses; the other kinds (provider-run tools) are skipped unread. */
+export type OutputItem = typeof MessageItem.Type | typeof FunctionCallItem.Type | typeof ReasoningItem.Type
+
+const itemSchemas = { message: MessageItem, function_call: FunctionCallItem, reasoning: ReasoningItem } as const
+
+/** Reads an output item of a kind this provider uses, or nothing for another kind. */
+export const outputItem = (
+  connection: Http.Connection,
+  method: string,
+  item: unknown
+): Effect.Effect<OutputItem | undefined, AiError.AiError> => {
+  const type = Tools.isRecord(item) ? item.type : undefined
+  if (type !== "message" && type !== "function_call" && type !== "reasoning") return Effect.succeed(undefined)
+  return Http.decodeValue(connection, method, itemSchemas[type] as Schema.Codec<OutputItem, unknown>, item)
+}
 
 /** The answer of `POST /responses`, and the `response` of its created, completed and failed events. */
 export const ResponseObject = Schema.Struct({
@@ -103,7 +125,8 @@ export const ResponseObject = Schema.Struct({
   incomplete_details: Schema.optionalKey(
     Schema.NullOr(Schema.Struct({ reason: Schema.optionalKey(Schema.NullOr(Schema.String)) }))
   ),
-  output: Schema.Array(OutputItem),
+  // Items are read one by one (outputItem), so a kind this provider does not know never fails the answer.
+  output: Schema.Array(Schema.Unknown),
   usage: Schema.optionalKey(Schema.NullOr(Usage))
 })
 
@@ -111,7 +134,7 @@ export const ResponseObject = Schema.Struct({
 export const ResponseEvent = Schema.Struct({ type: Schema.String, response: ResponseObject })
 
 /** `response.output_item.added` and `response.output_item.done`. */
-export const OutputItemEvent = Schema.Struct({ type: Schema.String, output_index: Schema.Number, item: OutputItem })
+export const OutputItemEvent = Schema.Struct({ type: Schema.String, output_index: Schema.Number, item: Schema.Unknown })
 
 /** A delta of an item: output text, a refusal, function call arguments, a reasoning summary. */
 export const DeltaEvent = Schema.Struct({ type: Schema.String, item_id: Schema.String, delta: Schema.String })
@@ -321,7 +344,7 @@ export const failed = (connection: Http.Connection, method: string, response: Re
     code: response.error?.code ?? undefined
   })
 
-const reasoningText = (item: typeof OutputItem.Type): string => (item.summary ?? []).map((s) => s.text).join("\n\n")
+const reasoningText = (item: typeof ReasoningItem.Type): string => item.summary.map((s) => s.text).join("\n\n")
 
 /** The response parts of an answer. */
 export const parts = (
@@ -329,38 +352,46 @@ export const parts = (
   method: string,
   response: ResponseObject,
   tools: Tools.PreparedTools
-): Effect.Effect<Array<Response.PartEncoded>, AiError.AiError> => {
-  if (response.status === "failed") return Effect.fail(failed(connection, method, response))
-  const out: Array<Response.PartEncoded> = [metadataPart(response)]
-  let toolCalls = 0
-  let refused = false
-  for (const item of response.output) {
-    if (item.type === "message") {
-      for (const content of item.content ?? []) {
-        if (content.type === "output_text" && content.text !== undefined && content.text.length > 0) {
-          out.push({ type: "text", text: content.text })
-        } else if (content.type === "refusal" && content.refusal !== undefined) {
-          refused = true
-          out.push({ type: "text", text: content.refusal, metadata: { openai: { refusal: true } } })
+): Effect.Effect<Array<Response.PartEncoded>, AiError.AiError> =>
+  Effect.gen(function* () {
+    if (response.status === "failed") return yield* Effect.fail(failed(connection, method, response))
+    const out: Array<Response.PartEncoded> = [metadataPart(response)]
+    let toolCalls = 0
+    let refused = false
+    for (const raw of response.output) {
+      const item = yield* outputItem(connection, method, raw)
+      if (item === undefined) continue
+      switch (item.type) {
+        case "message":
+          for (const content of item.content) {
+            if (content.type === "output_text" && content.text !== undefined && content.text.length > 0) {
+              out.push({ type: "text", text: content.text })
+            } else if (content.type === "refusal" && content.refusal !== undefined) {
+              refused = true
+              out.push({ type: "text", text: content.refusal, metadata: { openai: { refusal: true } } })
+            }
+          }
+          break
+        case "function_call":
+          toolCalls++
+          out.push({
+            type: "tool-call",
+            id: item.call_id,
+            name: item.name,
+            params: tools.argumentsOf(item.name, item.arguments),
+            ...(item.id === undefined ? {} : { metadata: { openai: { itemId: item.id } } })
+          })
+          break
+        case "reasoning": {
+          const text = reasoningText(item)
+          if (text.length > 0) out.push({ type: "reasoning", text })
+          break
         }
       }
-    } else if (item.type === "function_call" && typeof item.call_id === "string" && typeof item.name === "string") {
-      toolCalls++
-      out.push({
-        type: "tool-call",
-        id: item.call_id,
-        name: item.name,
-        params: tools.argumentsOf(item.name, item.arguments ?? ""),
-        ...(item.id === undefined ? {} : { metadata: { openai: { itemId: item.id } } })
-      })
-    } else if (item.type === "reasoning") {
-      const text = reasoningText(item)
-      if (text.length > 0) out.push({ type: "reasoning", text })
     }
-  }
-  out.push({ type: "finish", reason: finishReason(response, toolCalls > 0, refused), usage: usageOf(response.usage) })
-  return Effect.succeed(out)
-}
+    out.push({ type: "finish", reason: finishReason(response, toolCalls > 0, refused), usage: usageOf(response.usage) })
+    return out
+  })
 
 /**
  * The stream parts of a streamed answer: a text, reasoning or function-call
@@ -385,6 +416,9 @@ export const streamParts = (
     const decode = <S extends Schema.Codec<unknown, unknown>>(schema: S, json: unknown) =>
       Http.decodeValue(connection, method, schema, json)
 
+    const itemOf = (json: unknown) =>
+      Effect.flatMap(decode(OutputItemEvent, json), (e) => outputItem(connection, method, e.item))
+
     const start = (kind: "text" | "reasoning", id: string): Array<Response.StreamPartEncoded> => {
       if (open.has(id)) return []
       open.set(id, kind)
@@ -402,19 +436,12 @@ export const streamParts = (
                 case "response.created":
                   return Effect.map(decode(ResponseEvent, json), (e) => [metadataPart(e.response)])
                 case "response.output_item.added":
-                  return Effect.map(decode(OutputItemEvent, json), ({ item }): Array<Response.StreamPartEncoded> => {
-                    if (item.id === undefined) return []
+                  return Effect.map(itemOf(json), (item): Array<Response.StreamPartEncoded> => {
+                    if (item === undefined) return []
                     if (item.type === "message") return start("text", item.id)
                     if (item.type === "reasoning") return start("reasoning", item.id)
-                    if (
-                      item.type === "function_call" &&
-                      typeof item.call_id === "string" &&
-                      typeof item.name === "string"
-                    ) {
-                      callIds.set(item.id, { callId: item.call_id, name: item.name })
-                      return [{ type: "tool-params-start", id: item.call_id, name: item.name }]
-                    }
-                    return []
+                    if (item.id !== undefined) callIds.set(item.id, { callId: item.call_id, name: item.name })
+                    return [{ type: "tool-params-start", id: item.call_id, name: item.name }]
                   })
                 case "response.output_text.delta":
                 case "response.refusal.delta":
@@ -434,30 +461,23 @@ export const streamParts = (
                     return call === undefined ? [] : [{ type: "tool-params-delta", id: call.callId, delta: e.delta }]
                   })
                 case "response.output_item.done":
-                  return Effect.map(decode(OutputItemEvent, json), ({ item }): Array<Response.StreamPartEncoded> => {
-                    if (item.id === undefined) return []
+                  return Effect.map(itemOf(json), (item): Array<Response.StreamPartEncoded> => {
+                    if (item === undefined) return []
                     if (item.type === "message" || item.type === "reasoning") {
                       if (!open.delete(item.id)) return []
                       return [{ type: item.type === "message" ? "text-end" : "reasoning-end", id: item.id }]
                     }
-                    if (
-                      item.type === "function_call" &&
-                      typeof item.call_id === "string" &&
-                      typeof item.name === "string"
-                    ) {
-                      toolCalls++
-                      return [
-                        { type: "tool-params-end", id: item.call_id },
-                        {
-                          type: "tool-call",
-                          id: item.call_id,
-                          name: item.name,
-                          params: tools.argumentsOf(item.name, item.arguments ?? ""),
-                          metadata: { openai: { itemId: item.id } }
-                        }
-                      ]
-                    }
-                    return []
+                    toolCalls++
+                    return [
+                      { type: "tool-params-end", id: item.call_id },
+                      {
+                        type: "tool-call",
+                        id: item.call_id,
+                        name: item.name,
+                        params: tools.argumentsOf(item.name, item.arguments),
+                        ...(item.id === undefined ? {} : { metadata: { openai: { itemId: item.id } } })
+                      }
+                    ]
                   })
                 case "response.completed":
                 case "response.incomplete":
