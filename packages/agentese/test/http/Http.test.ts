@@ -286,7 +286,8 @@ describe("Http", () => {
           "/v1/events",
           "/v1/invoke/{path}",
           "/v1/paths",
-          "/v1/paths/{path}"
+          "/v1/paths/{path}",
+          "/v1/stats"
         ])
         assert.isObject(r.body.paths["/v1/paths"].get)
         assert.isObject(r.body.paths["/v1/paths/{path}"].get)
