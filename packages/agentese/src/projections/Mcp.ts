@@ -10,11 +10,12 @@
  * @since 0.1.0
  */
 import { randomUUID } from "node:crypto"
-import { Context, Effect, Layer, Logger, Option, type Stdio } from "effect"
+import { Context, Duration, Effect, Layer, Logger, Option, type Stdio } from "effect"
 import { McpProtocol, McpSchema, McpServer } from "effect/ai"
-import type { HttpRouter } from "effect/http"
+import { HttpRouter } from "effect/http"
 import * as Catalog from "../Catalog.ts"
 import { capture, within } from "../internal/captured.ts"
+import * as McpSessions from "../internal/mcpSessions.ts"
 import type * as Invoke from "../Invoke.ts"
 import { Invoker } from "../Invoke.ts"
 import type { Description } from "../Registry.ts"
@@ -54,6 +55,12 @@ export interface HttpOptions extends Options {
   readonly path: HttpRouter.PathInput
   /** Browser origins allowed to call (requests with any other `Origin` are refused; default none). */
   readonly allowedOrigins?: ReadonlyArray<string> | undefined
+  /** The largest request body accepted (default 1 MiB, as the `/v1` API); larger is a 413. */
+  readonly maxBodyBytes?: number | undefined
+  /** Live sessions at most (default 1,000); a new one then takes the place of one idle a minute, or is refused (503). */
+  readonly maxSessions?: number | undefined
+  /** A session unused this long is ended (default 30 minutes). */
+  readonly sessionIdleTimeout?: Duration.Input | undefined
 }
 
 /**
@@ -290,17 +297,28 @@ export const layerStdio = (options: Options = {}): Layer.Layer<never, never, Ser
  * @since 0.1.0
  */
 export const layerHttp = (options: HttpOptions): Layer.Layer<never, never, Services | HttpRouter.HttpRouter> =>
-  Layer.effectDiscard(
-    Layer.build(
-      McpServer.layerHttp({
-        name: options.name ?? "ugent",
-        version: options.version ?? defaultVersion,
-        instructions: options.instructions ?? instructions,
-        path: options.path,
-        allowedOrigins: options.allowedOrigins,
-        allowSessionTermination: true,
-        protocols,
-        registrations
-      }).pipe(Layer.orDie)
-    )
+  Layer.unwrap(
+    Effect.gen(function* () {
+      const router = yield* HttpRouter.HttpRouter
+      const watched = McpSessions.watch(router, String(options.path), {
+        maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+        maxSessions: options.maxSessions ?? 1000,
+        idleMillis: Duration.toMillis(Duration.fromInputUnsafe(options.sessionIdleTimeout ?? "30 minutes"))
+      })
+      const endpoint = Layer.effectDiscard(
+        Layer.build(
+          McpServer.layerHttp({
+            name: options.name ?? "ugent",
+            version: options.version ?? defaultVersion,
+            instructions: options.instructions ?? instructions,
+            path: options.path,
+            allowedOrigins: options.allowedOrigins,
+            allowSessionTermination: true,
+            protocols,
+            registrations
+          }).pipe(Layer.orDie)
+        )
+      ).pipe(Layer.provide(Layer.succeed(HttpRouter.HttpRouter, watched.router)))
+      return Layer.merge(endpoint, watched.sweeper)
+    })
   )

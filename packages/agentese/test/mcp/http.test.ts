@@ -54,3 +54,72 @@ describe("streamable-HTTP MCP endpoint", () => {
     assert.match(denied.message, /not found/)
   })
 })
+
+describe("streamable-HTTP MCP endpoint bounds (threat 38)", () => {
+  const ws = workspace({ "hello.txt": "hello\n" })
+  let server: Awaited<ReturnType<typeof serve>>
+  const initialize = (url: URL) =>
+    fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "0" } }
+      })
+    })
+
+  beforeAll(async () => {
+    server = await serve({ root: ws.root, stores: "memory" }, { maxSessions: 3, sessionIdleTimeout: "2 seconds" })
+  })
+  afterAll(async () => {
+    await server?.dispose()
+    ws.remove()
+  })
+
+  it("refuses a body over the limit with 413, with or without Content-Length", async () => {
+    const big = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping", params: { pad: "x".repeat(2 * 1024 * 1024) } })
+    const declared = await fetch(server.url, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: big
+    })
+    assert.strictEqual(declared.status, 413)
+    const chunks = new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(big))
+        controller.close()
+      }
+    })
+    const streamed = await fetch(server.url, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: chunks,
+      duplex: "half"
+    } as RequestInit)
+    assert.strictEqual(streamed.status, 413)
+  })
+
+  it("caps live sessions, and ends idle ones (their id is then unknown)", async () => {
+    const ids: Array<string | null> = []
+    for (let i = 0; i < 3; i++) ids.push((await initialize(server.url)).headers.get("mcp-session-id"))
+    assert.isTrue(ids.every((id) => id !== null))
+    const fourth = await initialize(server.url)
+    assert.strictEqual(fourth.status, 503)
+    // After the idle timeout the sessions are ended by the server, and room is made.
+    await new Promise((resolve) => setTimeout(resolve, 4_000))
+    const ping = await fetch(server.url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-session-id": ids[0]!,
+        "mcp-protocol-version": "2025-06-18"
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" })
+    })
+    assert.strictEqual(ping.status, 404)
+    assert.strictEqual((await initialize(server.url)).status, 200)
+  })
+})

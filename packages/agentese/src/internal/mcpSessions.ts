@@ -1,0 +1,160 @@
+/**
+ * Bounds on the streamable-HTTP MCP endpoint that `effect/ai`'s server does
+ * not set itself: a request body limit (the `/v1` API's), a cap on live
+ * sessions, and an idle expiry. The endpoint's routes are registered
+ * through a router that watches them: its POST handler is wrapped (size,
+ * cap, last use), and its DELETE handler (the protocol's own session
+ * termination) is kept, so an expired or evicted session is ended exactly as
+ * a client's DELETE would end it.
+ *
+ * @internal
+ */
+import { ByteSize, Clock, Duration, Effect, Layer, Schedule } from "effect"
+import {
+  HttpEffect,
+  HttpIncomingMessage,
+  type HttpRouter,
+  HttpServerError,
+  HttpServerRequest,
+  HttpServerResponse
+} from "effect/http"
+
+export interface Limits {
+  readonly maxBodyBytes: number
+  readonly maxSessions: number
+  readonly idleMillis: number
+}
+
+interface Live {
+  lastUsed: number
+  protocolVersion: string | undefined
+}
+
+type Handler = (
+  request: HttpServerRequest.HttpServerRequest
+) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>
+
+const jsonRpcError = (status: number, code: number, message: string) =>
+  HttpServerResponse.jsonUnsafe({ jsonrpc: "2.0", id: null, error: { code, message } }, { status })
+
+const isTooLarge = (e: unknown): boolean =>
+  HttpServerError.isHttpServerError(e) && e.reason._tag === "RequestParseError" && e.reason.reason === "BodyTooLarge"
+
+/**
+ * A router for the MCP endpoint's layer: the given router, with the
+ * endpoint's POST and DELETE handlers watched; and the sweeper that ends
+ * idle sessions.
+ */
+export const watch = (router: HttpRouter.HttpRouter, path: string, limits: Limits) => {
+  const sessions = new Map<string, Live>()
+  let terminate: Handler | undefined
+
+  const end = (id: string) => {
+    const live = sessions.get(id)
+    sessions.delete(id)
+    if (terminate === undefined) return Effect.void
+    const headers: Record<string, string> = { "mcp-session-id": id }
+    if (live?.protocolVersion !== undefined) headers["mcp-protocol-version"] = live.protocolVersion
+    const request = HttpServerRequest.fromWeb(new Request(`http://localhost${path}`, { method: "DELETE", headers }))
+    return Effect.ignore(Effect.provideService(terminate(request), HttpServerRequest.HttpServerRequest, request))
+  }
+
+  const sweep = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    Effect.forEach(
+      [...sessions].filter(([, live]) => now - live.lastUsed >= limits.idleMillis).map(([id]) => id),
+      end,
+      { discard: true }
+    )
+  )
+
+  const wrapPost =
+    (handler: Handler): Handler =>
+    (request) =>
+      Effect.gen(function* () {
+        const declared = Number(request.headers["content-length"])
+        if (Number.isFinite(declared) && declared > limits.maxBodyBytes) {
+          return jsonRpcError(413, -32600, `The request is larger than ${limits.maxBodyBytes} bytes.`)
+        }
+        // Read (and cache) the body under the limit first: the endpoint then reads the cached bytes.
+        const body = yield* Effect.result(
+          Effect.provideService(
+            request.arrayBuffer,
+            HttpIncomingMessage.MaxBodySize,
+            ByteSize.bytes(limits.maxBodyBytes)
+          )
+        )
+        if (body._tag === "Failure" && isTooLarge(body.failure)) {
+          return jsonRpcError(413, -32600, `The request is larger than ${limits.maxBodyBytes} bytes.`)
+        }
+        const now = yield* Clock.currentTimeMillis
+        const id = request.headers["mcp-session-id"]
+        if (id === undefined && sessions.size >= limits.maxSessions) {
+          yield* sweep
+          if (sessions.size >= limits.maxSessions) {
+            // The least recently used session gives way if it has been idle a minute; else the newcomer waits.
+            const [oldest] = [...sessions].sort((a, b) => a[1].lastUsed - b[1].lastUsed)
+            if (oldest !== undefined && now - oldest[1].lastUsed >= 60_000) yield* end(oldest[0])
+            else {
+              return jsonRpcError(
+                503,
+                -32000,
+                `This server holds ${limits.maxSessions} MCP sessions, its limit. Close a session (DELETE with its Mcp-Session-Id) or try again later.`
+              )
+            }
+          }
+        }
+        const record = (session: string | undefined, version: string | undefined) => {
+          if (session === undefined || (id !== undefined && !sessions.has(id))) return
+          sessions.set(session, { lastUsed: now, protocolVersion: version ?? sessions.get(session)?.protocolVersion })
+        }
+        const response = yield* Effect.provideService(
+          handler(request),
+          HttpIncomingMessage.MaxBodySize,
+          ByteSize.bytes(limits.maxBodyBytes)
+        )
+        if (id !== undefined) record(id, request.headers["mcp-protocol-version"])
+        else {
+          // A new session's id is set by a pre-response handler the endpoint registered while it ran:
+          // registered after it, this one reads the id just before the response is sent.
+          yield* HttpEffect.appendPreResponseHandler((_, final) =>
+            Effect.sync(() => {
+              record(final.headers["mcp-session-id"], final.headers["mcp-protocol-version"])
+              return final
+            })
+          )
+        }
+        return response
+      })
+
+  const watched: HttpRouter.HttpRouter = {
+    ...router,
+    add: (method, route, handler, options) => {
+      if (route === path && typeof handler === "function") {
+        const h = handler as unknown as Handler
+        if (method === "POST") return router.add(method, route, wrapPost(h), options)
+        if (method === "DELETE") {
+          terminate = h
+          return router.add(
+            method,
+            route,
+            (request: HttpServerRequest.HttpServerRequest) => {
+              const id = request.headers["mcp-session-id"]
+              if (id !== undefined) sessions.delete(id)
+              return h(request)
+            },
+            options
+          )
+        }
+      }
+      return router.add(method, route, handler, options)
+    }
+  }
+
+  const sweeper = Layer.effectDiscard(
+    Effect.forkScoped(
+      Effect.repeat(sweep, Schedule.spaced(Duration.millis(Math.max(1000, Math.min(60_000, limits.idleMillis / 2)))))
+    )
+  )
+
+  return { router: watched, sweeper, size: () => sessions.size }
+}
