@@ -10,12 +10,13 @@
  * @since 0.1.0
  */
 import { randomUUID } from "node:crypto"
-import { Context, Duration, Effect, Layer, Logger, Option, type Stdio } from "effect"
+import { Context, Duration, Effect, Layer, Logger, Option, Stdio } from "effect"
 import { McpProtocol, McpSchema, McpServer } from "effect/ai"
 import { HttpRouter } from "effect/http"
 import * as Catalog from "../Catalog.ts"
 import { capture, within } from "../internal/captured.ts"
 import * as McpSessions from "../internal/mcpSessions.ts"
+import * as StdioGuard from "../internal/stdioGuard.ts"
 import type * as Invoke from "../Invoke.ts"
 import { Invoker } from "../Invoke.ts"
 import type { Description } from "../Registry.ts"
@@ -284,6 +285,9 @@ export const layerStdio = (options: Options = {}): Layer.Layer<never, never, Ser
         registrations
       }).pipe(Layer.provide(stderrLogger), Layer.orDie)
     )
+  ).pipe(
+    // Garbage and odd ids get their JSON-RPC errors instead of ending the channel.
+    Layer.provide(Layer.effect(Stdio.Stdio, Effect.map(Stdio.Stdio, StdioGuard.guard)))
   )
 
 /**
