@@ -37,7 +37,13 @@ export const EventSchema = Schema.Union([
     ...common,
     reason: Schema.String
   }),
-  Schema.TaggedStruct("tool.rate_limited", { ...common, retryAfterMillis: Schema.Number })
+  Schema.TaggedStruct("tool.rate_limited", { ...common, retryAfterMillis: Schema.Number }),
+  /** A question waits for a person (`GET /v1/pending`); `id` is the question's. */
+  Schema.TaggedStruct("human.asked", {
+    ...common,
+    kind: Schema.Literals(["approval", "clarify"]),
+    text: Schema.String
+  })
 ])
 
 /**

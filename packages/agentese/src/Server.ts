@@ -15,10 +15,11 @@
 import { type Family, Observer, ReadProof, Trust } from "@ugent/core"
 import { Workspace } from "@ugent/tools"
 import { type Limit, RateLimited, Stores } from "@ugent/wrappers"
-import { type Duration, Effect, Layer } from "effect"
+import { Duration, Effect, Layer } from "effect"
 import { CircuitBreaker as Breaker, RateLimiter } from "effect/persistence"
 import * as Events from "./Events.ts"
 import * as Families from "./Families.ts"
+import * as Human from "./Human.ts"
 import * as Invoke from "./Invoke.ts"
 import * as Loop from "./Loop.ts"
 import type * as Profile from "./Profile.ts"
@@ -80,6 +81,8 @@ export interface Options {
   readonly redis?: string | undefined
   /** Who confirms calls that need it (default: nobody, so they are denied). */
   readonly approver?: ((request: Trust.ApprovalRequest) => Effect.Effect<boolean>) | undefined
+  /** How long an approval may wait before it counts as a denial (default 30 s). */
+  readonly approvalTimeout?: Duration.Input | undefined
   /** The workspace's writable globs for L1 callers (default: the workspace policy's). */
   readonly writable?: ReadonlyArray<string> | undefined
   /**
@@ -104,6 +107,7 @@ export type Services =
   | Events.Events
   | Registry.Registry
   | Stores.Stores
+  | Human.Pending
 
 const storesLayer = (options: Options) => {
   const stores = options.stores ?? "sqlite"
@@ -187,7 +191,12 @@ export const layer = (options: Options) => {
   const caller = Layer.mergeAll(
     Observer.layer({ id: options.observerId ?? "local", trust: options.trust ?? 0, session: options.session }),
     Recipe.layer(options.recipe ?? Recipe.allowAll),
-    options.approver !== undefined ? Trust.approverLayer(options.approver) : Layer.empty
+    // A program's own approver, else the person behind the call's projection (see Human).
+    options.approver !== undefined ? Trust.approverLayer(options.approver) : Human.approverLayer,
+    options.approvalTimeout !== undefined
+      ? Layer.succeed(Trust.ApprovalTimeout, Duration.fromInputUnsafe(options.approvalTimeout))
+      : Layer.empty,
+    Human.layerPending
   )
   return Layer.mergeAll(road, caller).pipe(Layer.provideMerge(keyLayer(options)))
 }

@@ -23,6 +23,7 @@ import { Cause, Console, Context, Effect, Exit, Fiber, Layer, Logger, Option, Pr
 import { Argument, CliError, CliOutput, Command, Flag } from "effect/cli"
 import { HttpServer } from "effect/http"
 import * as Catalog from "../Catalog.ts"
+import * as Human from "../Human.ts"
 import type * as Invoke from "../Invoke.ts"
 import { Invoker } from "../Invoke.ts"
 import * as Profile from "../Profile.ts"
@@ -327,6 +328,15 @@ const withProgress = <A, E, R>(label: string, effect: Effect.Effect<A, E, R>) =>
         return yield* Effect.ensuring(effect, Fiber.interrupt(notice))
       })
 
+/**
+ * Confirmations and questions go to the person at the terminal, when standard
+ * input is one and is not the command's own input.
+ */
+const askOnTerminal =
+  (stdinFree: boolean) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    stdinFree ? Effect.provideService(effect, Human.Current, Human.terminal()) : effect
+
 const firstSentence = (s: string) => {
   const m = /^(.*?[.!?])(\s+(?=[A-Z`])|$)/.exec(s)
   return m === null ? s : m[1]!
@@ -461,7 +471,7 @@ const invoke = Command.make(
         withProgress(
           `running ${flags.path}`,
           Effect.flatMap(Invoker, (road) => road.invoke({ path: flags.path, input }))
-        )
+        ).pipe(askOnTerminal(Option.isNone(flags.input) || flags.input.value !== "-"))
       )
       yield* printOutcome(outcome, flags.json)
     }).pipe(Effect.catchTag("UsageError", usage(flags.json)))
@@ -498,7 +508,7 @@ const exec = Command.make(
         withProgress(
           "running the calls",
           Effect.flatMap(Invoker, (road) => road.invokeText(text))
-        )
+        ).pipe(askOnTerminal(Option.isSome(flags.text)))
       )
       const failed = outcomes.find((o) => !o.ok)
       if (flags.json) yield* printJson({ ok: failed === undefined, outcomes })

@@ -17,12 +17,25 @@ import { createHash, timingSafeEqual } from "node:crypto"
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Observer, ToolError } from "@ugent/core"
-import { ByteSize, Context, Deferred, type Duration, Effect, Layer, Schedule, Schema, Scope, Stream } from "effect"
+import {
+  ByteSize,
+  Context,
+  Deferred,
+  type Duration,
+  Effect,
+  Layer,
+  Option,
+  Schedule,
+  Schema,
+  Scope,
+  Stream
+} from "effect"
 import * as Sse from "effect/encoding/Sse"
 import { HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { AuditStore } from "@ugent/wrappers"
 import * as Catalog from "../Catalog.ts"
+import * as Human from "../Human.ts"
 import * as Profile from "../Profile.ts"
 import * as Events from "../Events.ts"
 import * as Invoke from "../Invoke.ts"
@@ -185,6 +198,30 @@ export class V1 extends HttpApiGroup.make("v1")
           "Analytics of the audit store: calls, successes, refusals by reason, p50/p95 per path and per caller, and the road's settings."
       })
     ),
+    HttpApiEndpoint.get("pending", "/pending", {
+      success: Schema.Struct({ questions: Schema.Array(Human.PendingQuestion) }),
+      error: failureWith(403, "The approver's token is required (Authorization: Bearer <UGENT_APPROVER_TOKEN>).")
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Questions waiting for a person: approvals of calls and a model's clarify questions."
+      })
+    ),
+    HttpApiEndpoint.post("answer", "/pending/:id", {
+      params: { id: Schema.String },
+      payload: Schema.Struct({
+        answer: Schema.optionalKey(
+          Schema.String.annotate({
+            description: "The answer: approve or deny for an approval, the text for a question."
+          })
+        ),
+        declined: Schema.optionalKey(Schema.Boolean)
+      }),
+      success: Schema.Struct({ answered: Schema.Boolean }),
+      error: [
+        failureWith(403, "The approver's token is required (Authorization: Bearer <UGENT_APPROVER_TOKEN>)."),
+        failureWith(404, "No such question waits (answered, timed out or unknown).")
+      ]
+    }).annotateMerge(OpenApi.annotations({ summary: "Answers a waiting question." })),
     HttpApiEndpoint.get("events", "/events", {
       success: HttpApiSchema.StreamSse({ data: Events.EventSchema })
     }).annotateMerge(
@@ -290,6 +327,13 @@ export interface Options {
    * admitted request still calls as the server's configured observer.
    */
   readonly token?: string | undefined
+  /**
+   * The secret that answers pending questions (`/v1/pending`, approvals and
+   * clarify): `Authorization: Bearer <approverToken>`. It is not the agents'
+   * `token`, so an agent cannot approve its own calls; with a `token` and no
+   * `approverToken` the pending routes are refused.
+   */
+  readonly approverToken?: string | undefined
   /** The interval of the keep-alive comments on `/v1/events` (default 15 s). */
   readonly heartbeat?: Duration.Input | undefined
 }
@@ -357,6 +401,7 @@ export const guard = (options: Options = {}): Layer.Layer<never, never, HttpRout
   const hosts = options.allowedHosts ?? loopbackNames
   const origins = new Set(options.allowedOrigins ?? [])
   const token = options.token === "" ? undefined : options.token
+  const approverToken = options.approverToken === "" ? undefined : options.approverToken
   return HttpRouter.middleware(
     (effect) =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
@@ -372,15 +417,30 @@ export const guard = (options: Options = {}): Layer.Layer<never, never, HttpRout
             )
           )
         }
-        if (token !== undefined) {
-          const given = /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? "")?.[1]?.trim()
-          if (given === undefined || !sameSecret(given, token)) {
+        const given = /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? "")?.[1]?.trim()
+        const answering = request.url.startsWith("/v1/pending")
+        if (answering && approverToken === undefined && token !== undefined) {
+          return Effect.succeed(
+            failureResponse(
+              403,
+              "ApproverTokenRequired",
+              "Pending questions are answered with the approver's token, which this server has not got: start it with UGENT_APPROVER_TOKEN set (the agents' token cannot answer them).",
+              "denied",
+              ""
+            )
+          )
+        }
+        const expected = answering && approverToken !== undefined ? approverToken : token
+        if (expected !== undefined) {
+          if (given === undefined || !sameSecret(given, expected)) {
             return Effect.succeed(
               HttpServerResponse.setHeader(
                 failureResponse(
                   401,
                   "Unauthorized",
-                  "This server needs its token: send Authorization: Bearer <token> (the UGENT_TOKEN it was started with).",
+                  answering && approverToken !== undefined
+                    ? "Answering pending questions needs the approver's token: send Authorization: Bearer <UGENT_APPROVER_TOKEN>."
+                    : "This server needs its token: send Authorization: Bearer <token> (the UGENT_TOKEN it was started with).",
                   "denied",
                   ""
                 ),
@@ -421,7 +481,20 @@ const V1Handlers = (options: Options) =>
       const invoker = yield* Invoke.Invoker
       const events = yield* Events.Events
       const audit = yield* AuditStore.AuditStore
+      const pending = yield* Human.Pending
       const stopping = yield* Stopping
+      // A question waiting for a person is announced on the event stream.
+      yield* pending.onAsked((q) =>
+        events.publish({
+          _tag: "human.asked",
+          id: q.id,
+          path: q.path ?? "",
+          observerId: q.observerId,
+          at: q.askedAt,
+          kind: q.kind,
+          text: q.text
+        })
+      )
       const maxBody = options.maxBodyBytes ?? 1024 * 1024
       const heartbeat = options.heartbeat ?? "15 seconds"
       const withCaller = <A, E>(
@@ -430,6 +503,25 @@ const V1Handlers = (options: Options) =>
 
       return handlers
         .handle("list", () => withCaller(Catalog.listing(invoker)))
+        .handle("pending", () => Effect.map(pending.list, (questions) => ({ questions })))
+        .handle("answer", ({ params, payload }) =>
+          Effect.flatMap(
+            pending.answer(params.id, payload.declined === true ? "declined" : (payload.answer ?? "")),
+            (answered) =>
+              answered
+                ? Effect.succeed({ answered })
+                : Effect.fail({
+                    ok: false as const,
+                    error: {
+                      _tag: "UnknownQuestion",
+                      message: `No question ${params.id} waits: it was answered, it timed out, or it never existed. List the waiting ones with GET /v1/pending.`
+                    },
+                    kind: "not_found" as const,
+                    path: "",
+                    callId: ""
+                  })
+          )
+        )
         .handle("stats", ({ query }) =>
           Effect.gen(function* () {
             const since = query.since ?? Date.now() - 86_400_000
@@ -485,7 +577,12 @@ const V1Handlers = (options: Options) =>
                 )
               }
             }
-            return outcomeResponse(yield* withCaller(invoker.invoke({ path, input })))
+            return outcomeResponse(
+              yield* withCaller(invoker.invoke({ path, input })).pipe(
+                // The person behind an HTTP call is the operator answering the server's pending questions.
+                Effect.provideService(Human.Current, Option.some(pending.channel))
+              )
+            )
           }).pipe(
             Effect.catchDefect((defect) =>
               Effect.succeed(

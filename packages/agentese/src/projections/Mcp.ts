@@ -14,6 +14,7 @@ import { Context, Duration, Effect, Layer, Logger, Option, Stdio } from "effect"
 import { McpProtocol, McpSchema, McpServer } from "effect/ai"
 import { HttpRouter } from "effect/http"
 import * as Catalog from "../Catalog.ts"
+import * as Human from "../Human.ts"
 import { capture, within } from "../internal/captured.ts"
 import * as McpSessions from "../internal/mcpSessions.ts"
 import * as StdioGuard from "../internal/stdioGuard.ts"
@@ -218,49 +219,72 @@ export const toCallToolResult = (outcome: Invoke.Outcome): McpSchema.CallToolRes
  * @category layers
  * @since 0.1.0
  */
-export const registrations: Layer.Layer<never, never, McpServer.McpServer | Services> = Layer.unwrap(
-  Effect.gen(function* () {
-    const captured = yield* capture
-    const road = yield* Invoker
-    // Sessions are per MCP client of this server: what a client read, it may write without a token.
-    const instance = randomUUID().slice(0, 8)
-    const offered = Effect.map(within(captured)(road.list), (offers) => new Set(offers.map((o) => o.path)))
-    // The dotted alias is callable but never listed: one entry per path in a listing.
-    const gate = McpServer.visibility(({ method, target }) =>
-      Option.match(Catalog.pathOf(target), {
-        onNone: () => Effect.succeed(false),
-        onSome: (path) =>
-          method === "tools/list" && target !== toolName(path)
-            ? Effect.succeed(false)
-            : Effect.map(offered, (paths) => paths.has(path))
-      })
-    )
-    const register = Effect.gen(function* () {
-      const server = yield* McpServer.McpServer
-      const services = yield* Effect.context<never>()
-      const offers = new Map((yield* within(captured)(road.list)).map((o) => [o.path, o] as const))
-      for (const entry of road.registry.entries) {
-        const described = offers.get(entry.path) ?? road.registry.describeEntry(entry)
-        const { unwrap } = Catalog.inputShape(described.input)
-        const handle = (args: unknown) =>
-          Effect.flatMap(Effect.serviceOption(McpSchema.McpServerClient), (client) =>
-            within(captured)(
-              road.invoke({
-                path: entry.path,
-                input: unwrap(args ?? {}),
-                session: Option.isSome(client) ? `mcp:${instance}:${client.value.clientId}` : undefined
-              })
-            ).pipe(Effect.map(toCallToolResult))
-          )
-        const names = new Set([toolName(entry.path), entry.path])
-        for (const name of names) {
-          yield* server.addTool({ tool: toMcpTool(described, name), annotations: Context.empty(), services, handle })
-        }
-      }
-    })
-    return Layer.effectDiscard(register).pipe(Layer.provide(gate.layer))
-  })
+export const registrations: Layer.Layer<never, never, McpServer.McpServer | Services> = Layer.suspend(() =>
+  registrationsWith({ pending: Option.none() })
 )
+
+/**
+ * The registrations, with the human channel of calls whose client cannot
+ * elicit: the server's pending questions (over HTTP, where an operator
+ * answers them), or none (on stdio: such calls are denied at once).
+ *
+ * @category layers
+ * @since 0.2.0
+ */
+export const registrationsWith = (options: {
+  readonly pending: Option.Option<Human.PendingShape>
+}): Layer.Layer<never, never, McpServer.McpServer | Services> =>
+  Layer.unwrap(
+    Effect.gen(function* () {
+      const captured = yield* capture
+      const road = yield* Invoker
+      // Sessions are per MCP client of this server: what a client read, it may write without a token.
+      const instance = randomUUID().slice(0, 8)
+      const offered = Effect.map(within(captured)(road.list), (offers) => new Set(offers.map((o) => o.path)))
+      // The dotted alias is callable but never listed: one entry per path in a listing.
+      const gate = McpServer.visibility(({ method, target }) =>
+        Option.match(Catalog.pathOf(target), {
+          onNone: () => Effect.succeed(false),
+          onSome: (path) =>
+            method === "tools/list" && target !== toolName(path)
+              ? Effect.succeed(false)
+              : Effect.map(offered, (paths) => paths.has(path))
+        })
+      )
+      const fallback = Option.map(options.pending, (p) => p.channel)
+      const register = Effect.gen(function* () {
+        const server = yield* McpServer.McpServer
+        const services = yield* Effect.context<never>()
+        const offers = new Map((yield* within(captured)(road.list)).map((o) => [o.path, o] as const))
+        for (const entry of road.registry.entries) {
+          const described = offers.get(entry.path) ?? road.registry.describeEntry(entry)
+          const { unwrap } = Catalog.inputShape(described.input)
+          const handle = (args: unknown) =>
+            Effect.flatMap(Effect.serviceOption(McpSchema.McpServerClient), (client) =>
+              within(captured)(
+                road.invoke({
+                  path: entry.path,
+                  input: unwrap(args ?? {}),
+                  session: Option.isSome(client) ? `mcp:${instance}:${client.value.clientId}` : undefined
+                })
+              ).pipe(
+                // The person behind this client answers its questions: by elicitation, else as the server says.
+                Effect.provideService(
+                  Human.Current,
+                  Option.orElse(Option.flatMap(client, Human.elicitation), () => fallback)
+                ),
+                Effect.map(toCallToolResult)
+              )
+            )
+          const names = new Set([toolName(entry.path), entry.path])
+          for (const name of names) {
+            yield* server.addTool({ tool: toMcpTool(described, name), annotations: Context.empty(), services, handle })
+          }
+        }
+      })
+      return Layer.effectDiscard(register).pipe(Layer.provide(gate.layer))
+    })
+  )
 
 // Logs go to stderr: on stdio, stdout carries only JSON-RPC.
 const stderrLogger = Logger.layer([Logger.withConsoleError(Logger.formatLogFmt)])
@@ -304,6 +328,7 @@ export const layerHttp = (options: HttpOptions): Layer.Layer<never, never, Servi
   Layer.unwrap(
     Effect.gen(function* () {
       const router = yield* HttpRouter.HttpRouter
+      const pending = yield* Effect.serviceOption(Human.Pending)
       const watched = McpSessions.watch(router, String(options.path), {
         maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
         maxSessions: options.maxSessions ?? 1000,
@@ -319,7 +344,7 @@ export const layerHttp = (options: HttpOptions): Layer.Layer<never, never, Servi
             allowedOrigins: options.allowedOrigins,
             allowSessionTermination: true,
             protocols,
-            registrations
+            registrations: registrationsWith({ pending })
           }).pipe(Layer.orDie)
         )
       ).pipe(Layer.provide(Layer.succeed(HttpRouter.HttpRouter, watched.router)))

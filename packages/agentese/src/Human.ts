@@ -1,0 +1,338 @@
+/**
+ * The human channel: how the road reaches the person behind a caller, for a
+ * confirmation (an L2 write, a recipe's `requireApproval`, an irreversible
+ * tool) and for a question a model asks (`self.tools.clarify`). One channel
+ * serves both. Each projection brings its own:
+ *
+ * - MCP: the client's elicitation (a form shown to the user), when the
+ *   client supports it;
+ * - HTTP: the pending questions of the server (`GET /v1/pending`, `POST
+ *   /v1/pending/{id}`, announced on `/v1/events`), answered by an operator
+ *   who holds the approver's token, never by the agent's own credentials;
+ * - CLI: a prompt on the terminal, when standard input is one.
+ *
+ * A question not answered within its time is no answer, and an approval
+ * without an answer is a denial. A model cannot answer a question itself:
+ * no tool or path it can call answers one.
+ *
+ * @since 0.2.0
+ */
+import { randomUUID } from "node:crypto"
+import { createInterface } from "node:readline"
+import { Trust } from "@ugent/core"
+import { Clock, Context, Deferred, Duration, Effect, Layer, Option, Schema } from "effect"
+import { McpSchema } from "effect/ai"
+
+/**
+ * What is asked of the person.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Question {
+  /** `approval`: may this call run? `clarify`: a model's question. */
+  readonly kind: "approval" | "clarify"
+  readonly text: string
+  /** The answers to pick from, if any (for an approval: approve or deny). */
+  readonly choices?: ReadonlyArray<string> | undefined
+  /** Who asks (the caller's id) and, for an approval, which path and input. */
+  readonly observerId: string
+  readonly path?: string | undefined
+  readonly input?: unknown
+}
+
+/**
+ * What came back.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type Answer =
+  | { readonly _tag: "Answered"; readonly answer: string }
+  | { readonly _tag: "Declined" }
+  | { readonly _tag: "NoAnswer"; readonly reason: "timeout" | "no-channel" }
+
+/**
+ * A way to ask a person.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Channel {
+  /** A short name for messages: `mcp-elicitation`, `http-pending`, `terminal`. */
+  readonly name: string
+  readonly ask: (question: Question) => Effect.Effect<Answer>
+}
+
+/**
+ * The channel of the current call, set by the projection that serves it;
+ * none by default.
+ *
+ * @category services
+ * @since 0.2.0
+ */
+export const Current = Context.Reference<Option.Option<Channel>>("ugent/agentese/Human/Current", {
+  defaultValue: () => Option.none()
+})
+
+/**
+ * How long a question waits for an answer (default 120 s for a question;
+ * approvals wait `Trust.ApprovalTimeout`, 30 s by default).
+ *
+ * @category services
+ * @since 0.2.0
+ */
+export const QuestionTimeout = Context.Reference<Duration.Duration>("ugent/agentese/Human/QuestionTimeout", {
+  defaultValue: () => Duration.seconds(120)
+})
+
+/**
+ * Asks through the current channel, within `timeout`.
+ *
+ * **Example** (No channel: no answer)
+ * ```ts
+ * import { Human } from "@ugent/agentese"
+ * import { Effect } from "effect"
+ * const answer = Effect.runSync(Human.ask({ kind: "clarify", text: "Which branch?", observerId: "a" }, "1 second"))
+ * console.log(answer)
+ * // => { _tag: 'NoAnswer', reason: 'no-channel' }
+ * ```
+ *
+ * @category asking
+ * @since 0.2.0
+ */
+export const ask = (question: Question, timeout: Duration.Input): Effect.Effect<Answer> =>
+  Effect.flatMap(Current, (channel) =>
+    Option.isNone(channel)
+      ? Effect.succeed<Answer>({ _tag: "NoAnswer", reason: "no-channel" })
+      : Effect.timeoutOrElse(channel.value.ask(question), {
+          duration: timeout,
+          orElse: () => Effect.succeed<Answer>({ _tag: "NoAnswer", reason: "timeout" })
+        })
+  )
+
+const approve = "approve"
+const deny = "deny"
+
+/** Whether an answer approves: `approve`, `yes` or `y`, in any case. */
+const isApproval = (answer: string) => ["approve", "yes", "y"].includes(answer.trim().toLowerCase())
+
+/**
+ * The approver the road installs: it asks the current call's channel, and
+ * says there is no approver when the call has no channel (so the call is
+ * denied with that reason). A timeout is a denial (`Trust.requestApproval`
+ * applies `ApprovalTimeout`).
+ *
+ * @category layers
+ * @since 0.2.0
+ */
+export const approverLayer: Layer.Layer<never> = Layer.succeed(Trust.Approver, {
+  approve: (request): Effect.Effect<boolean | "no-approver"> =>
+    Effect.flatMap(
+      Current,
+      (channel): Effect.Effect<boolean | "no-approver"> =>
+        Option.isNone(channel)
+          ? Effect.succeed("no-approver" as const)
+          : Effect.map(
+              channel.value.ask({
+                kind: "approval",
+                text: `${request.observer.id} asks to run ${request.tool}: ${request.detail} Approve?`,
+                choices: [approve, deny],
+                observerId: request.observer.id,
+                path: request.tool,
+                input: request.input
+              }),
+              (answer) => answer._tag === "Answered" && isApproval(answer.answer)
+            )
+    )
+})
+
+// ---------------------------------------------------------------------------
+// HTTP: pending questions
+// ---------------------------------------------------------------------------
+
+/**
+ * A question waiting for an answer, as `GET /v1/pending` lists it.
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
+export const PendingQuestion = Schema.Struct({
+  id: Schema.String,
+  kind: Schema.Literals(["approval", "clarify"]),
+  text: Schema.String,
+  choices: Schema.optionalKey(Schema.Array(Schema.String)),
+  observerId: Schema.String,
+  path: Schema.optionalKey(Schema.String),
+  input: Schema.optionalKey(Schema.Unknown),
+  askedAt: Schema.Number
+}).annotate({ identifier: "PendingQuestion" })
+
+/**
+ * @category models
+ * @since 0.2.0
+ */
+export type PendingQuestion = typeof PendingQuestion.Type
+
+/**
+ * @category models
+ * @since 0.2.0
+ */
+export interface PendingShape {
+  /** The channel that files questions here. */
+  readonly channel: Channel
+  readonly list: Effect.Effect<ReadonlyArray<PendingQuestion>>
+  /** Answers a question; false when no such question waits (answered, timed out, unknown). */
+  readonly answer: (id: string, answer: string | "declined") => Effect.Effect<boolean>
+  /** Called with each new question (the server publishes it as an event). */
+  readonly onAsked: (listener: (question: PendingQuestion) => Effect.Effect<void>) => Effect.Effect<void>
+}
+
+/**
+ * The pending questions of a server.
+ *
+ * @category services
+ * @since 0.2.0
+ */
+export class Pending extends Context.Service<Pending, PendingShape>()("ugent/agentese/Human/Pending") {}
+
+/**
+ * Pending questions in memory: each waits for `answer` (or its asker's
+ * timeout, after which it is gone).
+ *
+ * **Example** (A question answered from elsewhere)
+ * ```ts
+ * import { Human } from "@ugent/agentese"
+ * import { Effect, Fiber, Option } from "effect"
+ * const program = Effect.gen(function* () {
+ *   const pending = yield* Human.Pending
+ *   const asking = yield* Effect.forkChild(
+ *     Human.ask({ kind: "clarify", text: "Which branch?", observerId: "a" }, "5 seconds").pipe(
+ *       Effect.provideService(Human.Current, Option.some(pending.channel))
+ *     )
+ *   )
+ *   yield* Effect.yieldNow
+ *   const [question] = yield* pending.list
+ *   yield* pending.answer(question!.id, "main")
+ *   return yield* Fiber.join(asking)
+ * })
+ * console.log(Effect.runSync(program.pipe(Effect.provide(Human.layerPending))))
+ * // => { _tag: 'Answered', answer: 'main' }
+ * ```
+ *
+ * @category layers
+ * @since 0.2.0
+ */
+export const layerPending: Layer.Layer<Pending> = Layer.sync(Pending, () => {
+  const waiting = new Map<string, { readonly question: PendingQuestion; readonly reply: Deferred.Deferred<Answer> }>()
+  const listeners = new Set<(question: PendingQuestion) => Effect.Effect<void>>()
+  const channel: Channel = {
+    name: "http-pending",
+    ask: (q) =>
+      Effect.gen(function* () {
+        const reply = yield* Deferred.make<Answer>()
+        const question: PendingQuestion = {
+          id: `q-${randomUUID().slice(0, 12)}`,
+          kind: q.kind,
+          text: q.text,
+          ...(q.choices !== undefined ? { choices: q.choices } : {}),
+          observerId: q.observerId,
+          ...(q.path !== undefined ? { path: q.path } : {}),
+          ...(q.input !== undefined ? { input: q.input } : {}),
+          askedAt: yield* Clock.currentTimeMillis
+        }
+        waiting.set(question.id, { question, reply })
+        yield* Effect.forEach(listeners, (listener) => listener(question), { discard: true })
+        return yield* Effect.ensuring(
+          Deferred.await(reply),
+          Effect.sync(() => waiting.delete(question.id))
+        )
+      })
+  }
+  return Pending.of({
+    channel,
+    list: Effect.sync(() => [...waiting.values()].map((w) => w.question)),
+    answer: (id, answer) =>
+      Effect.suspend(() => {
+        const w = waiting.get(id)
+        if (w === undefined) return Effect.succeed(false)
+        waiting.delete(id)
+        return Deferred.succeed(w.reply, answer === "declined" ? { _tag: "Declined" } : { _tag: "Answered", answer })
+      }),
+    onAsked: (listener) => Effect.sync(() => void listeners.add(listener))
+  })
+})
+
+// ---------------------------------------------------------------------------
+// MCP: elicitation
+// ---------------------------------------------------------------------------
+
+/**
+ * The channel of an MCP client that supports elicitation: the question as
+ * a form (a choice, or a text field) the client shows its user.
+ *
+ * @category channels
+ * @since 0.2.0
+ */
+export const elicitation = (client: McpSchema.McpServerClient["Service"]): Option.Option<Channel> =>
+  client.clientCapabilities.elicitation === undefined
+    ? Option.none()
+    : Option.some({
+        name: "mcp-elicitation",
+        ask: (q) =>
+          Effect.gen(function* () {
+            const field =
+              q.choices !== undefined && q.choices.length > 0
+                ? { type: "string", title: "Answer", enum: [...q.choices] }
+                : { type: "string", title: "Answer" }
+            const request = yield* Schema.decodeUnknownEffect(McpSchema.ElicitRequestFormParams)({
+              mode: "form",
+              message: q.text,
+              requestedSchema: { type: "object", properties: { answer: field }, required: ["answer"] }
+            })
+            const reverse = yield* client.getClient
+            const result = yield* reverse.elicit(request)
+            if (result.action !== "accept") return { _tag: "Declined" } as const
+            const answer = (result.content as { readonly answer?: unknown } | undefined)?.answer
+            return typeof answer === "string"
+              ? ({ _tag: "Answered", answer } as const)
+              : ({ _tag: "Declined" } as const)
+          }).pipe(
+            Effect.scoped,
+            // A client that fails to show the form gave no answer.
+            Effect.catchCause(() => Effect.succeed<Answer>({ _tag: "Declined" }))
+          )
+      })
+
+// ---------------------------------------------------------------------------
+// CLI: the terminal
+// ---------------------------------------------------------------------------
+
+/**
+ * A prompt on the terminal: the question on stderr, the answer read from
+ * standard input (only when it is a terminal: piped input is never taken
+ * for an answer).
+ *
+ * @category channels
+ * @since 0.2.0
+ */
+export const terminal = (
+  input: NodeJS.ReadableStream & { readonly isTTY?: boolean } = process.stdin,
+  output: NodeJS.WritableStream = process.stderr
+): Option.Option<Channel> =>
+  input.isTTY !== true
+    ? Option.none()
+    : Option.some({
+        name: "terminal",
+        ask: (q) =>
+          Effect.callback<Answer>((resume) => {
+            const rl = createInterface({ input, output, terminal: true })
+            const choices = q.choices === undefined ? "" : ` [${q.choices.join("/")}]`
+            rl.question(`ugent: ${q.text}${choices} `, (line) => {
+              rl.close()
+              const answer = line.trim()
+              resume(Effect.succeed(answer === "" ? { _tag: "Declined" } : { _tag: "Answered", answer }))
+            })
+            return Effect.sync(() => rl.close())
+          })
+      })
