@@ -503,7 +503,7 @@ export type TextVerdict =
  * console.log(policy("npm test && git status", where).ok)
  * // => true
  * console.log(policy("git push --force origin main", where))
- * // => { ok: false, rule: 'git', detail: 'it force-pushes, which can destroy history on the remote', subcommand: 'git push --force origin main' }
+ * // => { ok: false, rule: 'git', detail: 'it force-pushes to main', subcommand: 'git push --force origin main' }
  * ```
  *
  * @category policy

@@ -1,0 +1,539 @@
+/**
+ * The `Sandbox` runs shell commands inside an operating-system sandbox: on
+ * Linux, bubblewrap, with new user, PID, IPC, UTS, cgroup and network
+ * namespaces. The kernel is the boundary, not the text of the command.
+ *
+ * **What isolation is real (Linux, bubblewrap).**
+ * - Files: only the workspace is mounted writable, at its real path. Inside
+ *   it, every entry the workspace policy blocks is masked (`.env*`, keys,
+ *   credential files: empty and read-only), `.git` is read-only (no hook,
+ *   config or alternates can be planted for the host's git to run later) and
+ *   `.ugent` is hidden. System directories (`/usr`, `/bin`, `/lib*`) are
+ *   read-only; the host's `/etc` is not mounted (a synthetic one names the
+ *   sandbox user; `/etc/passwd`, `/etc/shadow` and the rest of the host's are
+ *   not there), nor are `/home`, `/root`, `/var`, `/run` or `/sys`; `/tmp` is
+ *   private and size-limited, `/proc` shows only the sandbox's processes,
+ *   `/dev` is minimal. The root is read-only.
+ * - Network: none unless the operator allows it (`network: true`): a new
+ *   network namespace has only its own loopback, so the host's loopback
+ *   services (databases, metadata proxies) are unreachable too.
+ * - Privileges: an unprivileged user (uid 1000) with no capabilities, in a
+ *   new session (no terminal injection), with further user namespaces
+ *   disabled where bubblewrap can (`--disable-userns`).
+ * - Environment: built from an allow-list (`PATH`, `HOME`, `LANG`, `TERM`, …
+ *   and the operator's `env`); nothing of the server's environment is copied.
+ * - Processes: a run is one PID namespace. When it ends (exit, timeout,
+ *   `system.kill`, a caller that gave up, shutdown) the sandbox's monitor is
+ *   killed, its init dies with it, and the kernel kills every process of the
+ *   namespace, whatever group or session they moved to. The number of
+ *   processes is limited by `RLIMIT_NPROC`, which the kernel counts per user
+ *   namespace, or, on a host where the server runs as root (exempt from that
+ *   limit), by a `pids` control group where one can be made; file size by
+ *   `RLIMIT_FSIZE`; output by a byte ceiling after which the run is stopped.
+ *
+ * **What is not isolated.** Memory is not limited beyond the process count;
+ * CPU time only by the wall-time limit. The kernel is shared: a kernel bug
+ * reachable from an unprivileged user namespace is an escape. Unix sockets
+ * inside the workspace reach whatever listens on them. A shell-text policy
+ * (`textPolicy`) may run first as a friendly refusal; it is advisory.
+ *
+ * **Where there is no sandbox** (no bubblewrap, or user namespaces refused)
+ * the shell is not offered at all, unless the operator passes the loudly
+ * named opt-out `unsandboxed: "I-understand-this-runs-unsandboxed"`: then
+ * commands run as the server's user, with the allow-listed environment,
+ * resource limits and process-group kill only.
+ *
+ * Prior art: Anthropic's sandbox-runtime also drives bubblewrap on Linux;
+ * bubblewrap is used directly here, because the masks come from the
+ * workspace's own policy, network is on or off (no proxy needed), and one
+ * process fewer per call keeps the overhead small.
+ *
+ * @since 0.2.0
+ */
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { ToolError } from "@ugent/core"
+import { Context, Effect, Layer, Schema } from "effect"
+import { ChildProcessSpawner } from "effect/process"
+import * as cgroup from "../internal/system/cgroup.ts"
+import * as layout from "../internal/system/layout.ts"
+import { find } from "../internal/system/masks.ts"
+import { type Launch, makeRegistry, type Run as RunState } from "../internal/system/runs.ts"
+import { Workspace } from "../Workspace.ts"
+import { SandboxFailed, TooManyRuns, UnknownRun } from "./SystemError.ts"
+
+// ---------------------------------------------------------------------------
+// Models
+// ---------------------------------------------------------------------------
+
+/**
+ * The words an operator must pass, exactly, to run the shell where no
+ * sandbox exists.
+ *
+ * @category constants
+ * @since 0.2.0
+ */
+export const unsandboxedConsent = "I-understand-this-runs-unsandboxed" as const
+
+/**
+ * A shell-text policy run before the sandbox, as a friendly first refusal
+ * (`Sandboxed.textPolicy(...)` of `@ugent/wrappers` is one). Advisory: shell
+ * text can always be re-spelled; the sandbox is the boundary.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type TextPolicy = (
+  command: string,
+  where: { readonly root: string; readonly cwd: string }
+) =>
+  | { readonly ok: true }
+  | { readonly ok: false; readonly rule: string; readonly detail: string; readonly subcommand: string }
+
+/**
+ * Resource limits of every run.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Limits {
+  /** Processes and threads at once (default 1024). */
+  readonly processes?: number | undefined
+  /** Largest file a command may write, in bytes (default 1 GiB). */
+  readonly fileBytes?: number | undefined
+  /** Size of the private `/tmp`, in bytes (default 512 MiB). */
+  readonly tmpBytes?: number | undefined
+  /** Characters of output returned, stdout and stderr together, head and tail kept (default 30,000). */
+  readonly outputChars?: number | undefined
+  /** Bytes of output after which a run is stopped (default 16 MiB). */
+  readonly outputBytes?: number | undefined
+  /** Background runs running at once (default 8). */
+  readonly backgroundRuns?: number | undefined
+}
+
+/**
+ * How the sandbox is built. Every option is the operator's, never a
+ * caller's.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Options {
+  /** Share the host's network (default `false`: no network at all). */
+  readonly network?: boolean | undefined
+  /** Run commands without a sandbox where none can be made. Only these exact words enable it. */
+  readonly unsandboxed?: typeof unsandboxedConsent | undefined
+  /** A first, advisory refusal of shell text, before anything runs. */
+  readonly textPolicy?: TextPolicy | undefined
+  /** Further host directories mounted read-only at the same path (a toolchain outside `/usr`). */
+  readonly readOnly?: ReadonlyArray<string> | undefined
+  /** Further environment variables, by value (the server's own environment is never copied). */
+  readonly env?: Readonly<Record<string, string>> | undefined
+  readonly limits?: Limits | undefined
+  /** The bubblewrap binary (default: `bwrap` on the PATH). */
+  readonly bwrap?: string | undefined
+}
+
+/**
+ * What isolation this machine gives, found when the sandbox is built.
+ * `kind` is `none` when no sandbox can be made and no opt-out was given: the
+ * shell is then not offered.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Isolation {
+  readonly kind: "bubblewrap" | "unsandboxed" | "none"
+  /** Why there is no sandbox, or what the sandbox is, in a sentence. */
+  readonly reason: string
+  readonly network: boolean
+  /** What limits the number of processes: the resource limit, a control group, or nothing but the time limit. */
+  readonly processLimit: "rlimit" | "cgroup" | "none"
+  /** Whether further user namespaces are disabled inside the sandbox. */
+  readonly nestedUserNamespaces: "disabled" | "allowed"
+}
+
+/**
+ * The state of a run: `running`; `exited` (with its exit code);
+ * `timed-out`, `killed` or `output-limit` (its whole process tree was
+ * killed); `failed` (it could not start).
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
+export const Status = Schema.Literals(["running", "exited", "timed-out", "killed", "output-limit", "failed"])
+
+/**
+ * A run as a caller sees it: its id (for `system.output` and `system.kill`),
+ * state, exit code, output so far (at most 30,000 characters over both
+ * streams by default, head and tail kept around a note of what was cut),
+ * duration, and whether it ran in a sandbox.
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
+export const Run = Schema.Struct({
+  id: Schema.String,
+  command: Schema.String,
+  background: Schema.Boolean,
+  status: Status,
+  exitCode: Schema.NullOr(Schema.Int),
+  stdout: Schema.String,
+  stderr: Schema.String,
+  durationMillis: Schema.Int,
+  timedOut: Schema.Boolean,
+  truncated: Schema.Boolean,
+  sandbox: Schema.Literals(["bubblewrap", "unsandboxed"])
+})
+
+/**
+ * @category models
+ * @since 0.2.0
+ */
+export type Run = typeof Run.Type
+
+/**
+ * What to run: a command line for `bash -c`, the real working directory
+ * (inside the workspace), and the time limit.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Request {
+  readonly command: string
+  readonly cwd: string
+  readonly timeoutMillis: number
+}
+
+/**
+ * The failures of starting a run.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type StartError = ToolError.CommandDenied | TooManyRuns | SandboxFailed
+
+// ---------------------------------------------------------------------------
+// Service
+// ---------------------------------------------------------------------------
+
+/**
+ * What the sandbox offers.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface SandboxShape {
+  readonly isolation: Isolation
+  /** Runs a command to its end (exit, timeout, output ceiling); interrupting the call kills the run. */
+  readonly run: (request: Request) => Effect.Effect<Run, StartError>
+  /** Starts a command in the background and returns at once. */
+  readonly start: (request: Request) => Effect.Effect<Run, StartError>
+  /** A run started by this sandbox, as it is now. */
+  readonly output: (id: string) => Effect.Effect<Run, UnknownRun>
+  /** Kills a run's whole process tree and returns its final state. */
+  readonly kill: (id: string) => Effect.Effect<Run, UnknownRun>
+}
+
+/**
+ * The sandbox service.
+ *
+ * @category services
+ * @since 0.2.0
+ */
+export class Sandbox extends Context.Service<Sandbox, SandboxShape>()("ugent/tools/Sandbox") {}
+
+// ---------------------------------------------------------------------------
+// Construction
+// ---------------------------------------------------------------------------
+
+const defaults = {
+  processes: 1024,
+  fileBytes: 1024 ** 3,
+  tmpBytes: 512 * 1024 ** 2,
+  outputChars: 30_000,
+  outputBytes: 16 * 1024 ** 2,
+  backgroundRuns: 8
+}
+
+const findOnPath = (name: string): string | undefined => {
+  const dirs = (process.env.PATH ?? "").split(path.delimiter).filter((d) => d !== "")
+  for (const dir of [...dirs, "/usr/bin", "/bin", "/usr/local/bin"]) {
+    const candidate = path.join(dir, name)
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK)
+      return candidate
+    } catch {
+      // Not here.
+    }
+  }
+  return undefined
+}
+
+/** Runs a probe to its end (10 s at most), with node's own spawn: it happens once, when the sandbox is built. */
+const probe = (argv: ReadonlyArray<string>): Promise<{ readonly ok: boolean; readonly stderr: string }> =>
+  new Promise((resolve) => {
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "ignore", "pipe"], env: {}, timeout: 10_000 })
+    let stderr = ""
+    child.stderr.on("data", (chunk: Buffer) => {
+      if (stderr.length < 2000) stderr += chunk.toString("utf8")
+    })
+    child.on("error", (e) => resolve({ ok: false, stderr: e.message }))
+    child.on("close", (code) => resolve({ ok: code === 0, stderr: stderr.trim() }))
+  })
+
+/** The environment of every command: an allow-list, plus the operator's variables. */
+const environment = (home: string, extra: Readonly<Record<string, string>> | undefined): Record<string, string> => ({
+  PATH: "/usr/local/bin:/usr/bin:/bin",
+  HOME: home,
+  TMPDIR: "/tmp",
+  LANG: "C.UTF-8",
+  TERM: "dumb",
+  USER: layout.sandboxUser,
+  LOGNAME: layout.sandboxUser,
+  SHELL: "/bin/bash",
+  PAGER: "cat",
+  GIT_PAGER: "cat",
+  NO_COLOR: "1",
+  ...extra
+})
+
+/**
+ * The program every run starts: a fixed script sets the resource limits
+ * (failing closed), then the command line runs as `bash -c` in a fresh bash
+ * that reads no startup file. The command is an argument, never spliced into
+ * the script.
+ */
+const program = (command: string, limits: { readonly processes: number; readonly fileBytes: number }) => [
+  "/bin/bash",
+  "--noprofile",
+  "--norc",
+  "-c",
+  `ulimit -u ${limits.processes} -f ${Math.ceil(limits.fileBytes / 1024)} || { echo "ugent: the sandbox's resource limits could not be set" >&2; exit 126; }; exec /bin/bash --noprofile --norc -c "$1"`,
+  "ugent-sandbox",
+  command
+]
+
+const cgroupJoin = 'echo $$ > "$1" || exit 125; shift; exec "$@"'
+
+/**
+ * The sandbox over the current workspace. Building it finds bubblewrap and
+ * runs it once to see that namespaces can be made (a few milliseconds); the
+ * result is in `isolation`. Closing the layer kills every run still going.
+ *
+ * **Example** (A command sees the workspace and nothing else)
+ * ```ts
+ * import { Sandbox, Workspace } from "@ugent/tools"
+ * import { NodeServices } from "@effect/platform-node"
+ * import { Effect, Layer } from "effect"
+ * import { mkdtempSync, realpathSync, writeFileSync } from "node:fs"
+ * import { tmpdir } from "node:os"
+ * import { join } from "node:path"
+ * const root = realpathSync(mkdtempSync(join(tmpdir(), "ws-")))
+ * writeFileSync(join(root, "notes.txt"), "hi\n")
+ * writeFileSync(join(root, ".env"), "TOKEN=s3cret\n")
+ * const program = Effect.gen(function* () {
+ *   const sandbox = yield* Sandbox.Sandbox
+ *   if (sandbox.isolation.kind !== "bubblewrap") return "no sandbox here"
+ *   const run = yield* sandbox.run({ command: "cat notes.txt .env; cat /etc/shadow /root/.bashrc 2>&1", cwd: root, timeoutMillis: 10_000 })
+ *   return [run.status, run.exitCode, run.stdout]
+ * })
+ * const layer = Sandbox.layer().pipe(Layer.provideMerge(Workspace.layer({ root })), Layer.provide(NodeServices.layer))
+ * console.log(await Effect.runPromise(Effect.scoped(Effect.provide(program, layer))))
+ * // => [ 'exited', 1, 'hi\ncat: /etc/shadow: No such file or directory\ncat: /root/.bashrc: No such file or directory\n' ]
+ * ```
+ *
+ * @category layers
+ * @since 0.2.0
+ */
+export const layer = (
+  options?: Options
+): Layer.Layer<Sandbox, never, Workspace | ChildProcessSpawner.ChildProcessSpawner> =>
+  Layer.effect(
+    Sandbox,
+    Effect.gen(function* () {
+      const ws = yield* Workspace
+      const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
+      const scope = yield* Effect.scope
+      const network = options?.network ?? false
+      const given = options?.limits
+      const limits = {
+        processes: given?.processes ?? defaults.processes,
+        fileBytes: given?.fileBytes ?? defaults.fileBytes,
+        tmpBytes: given?.tmpBytes ?? defaults.tmpBytes,
+        outputChars: given?.outputChars ?? defaults.outputChars,
+        outputBytes: given?.outputBytes ?? defaults.outputBytes,
+        backgroundRuns: given?.backgroundRuns ?? defaults.backgroundRuns
+      }
+      const readOnly = (options?.readOnly ?? []).map((p) => path.resolve(p))
+      const env = environment("/tmp", options?.env)
+
+      const host = layout.host({ home: "/tmp", network })
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(host.synthetic, { recursive: true, force: true })))
+
+      // --- can a sandbox be made here? ---
+      const bwrap = options?.bwrap ?? findOnPath("bwrap")
+      let isolation: Isolation
+      let disableUserns = true
+      const runLayout = (cwd: string, masks: layout.Run["masks"]): layout.Run => ({
+        root: ws.root,
+        cwd,
+        masks,
+        network,
+        readOnly,
+        tmpBytes: limits.tmpBytes,
+        disableUserns
+      })
+      const noMasks = { readOnly: [], files: [], dirs: [] }
+      let failure: string | undefined
+      if (bwrap === undefined) failure = "bubblewrap (bwrap) is not installed"
+      else {
+        const attempt = () =>
+          Effect.promise(() =>
+            probe([
+              bwrap,
+              ...layout.bwrapArgs(host, runLayout(ws.root, noMasks)),
+              "--",
+              "/bin/bash",
+              "--noprofile",
+              "--norc",
+              "-c",
+              "exit 0"
+            ])
+          )
+        let result = yield* attempt()
+        if (!result.ok) {
+          // bubblewrap before 0.8 has no --disable-userns: try once without it.
+          disableUserns = false
+          const second = yield* attempt()
+          if (second.ok) result = second
+          else disableUserns = true
+        }
+        if (!result.ok) failure = `bubblewrap could not create its namespaces (${result.stderr || "no message"})`
+      }
+
+      let pids: cgroup.PidsCgroup | undefined
+      let processLimit: Isolation["processLimit"] = "rlimit"
+      if (process.getuid?.() === 0) {
+        // RLIMIT_NPROC is not enforced for a process whose real user is root on the host.
+        pids = cgroup.open(`ugent-${process.pid}-${Math.random().toString(16).slice(2, 8)}`)
+        processLimit = pids === undefined ? "none" : "cgroup"
+        if (pids !== undefined) {
+          const group = pids
+          yield* Effect.addFinalizer(() => Effect.sync(() => group.close()))
+        }
+      }
+
+      if (failure === undefined) {
+        isolation = {
+          kind: "bubblewrap",
+          reason: `bubblewrap (${bwrap}): new user, PID, IPC, UTS, cgroup and network namespaces; only the workspace writable${network ? "; the host's network shared" : "; no network"}`,
+          network,
+          processLimit,
+          nestedUserNamespaces: disableUserns ? "disabled" : "allowed"
+        }
+      } else if (options?.unsandboxed === unsandboxedConsent) {
+        isolation = {
+          kind: "unsandboxed",
+          reason: `UNSANDBOXED by the operator's choice: ${failure}; commands run as the server's user, with resource limits and an allow-listed environment only`,
+          network: true,
+          processLimit,
+          nestedUserNamespaces: "allowed"
+        }
+      } else {
+        isolation = {
+          kind: "none",
+          reason: `no sandbox: ${failure}. The shell is not offered; install bubblewrap and allow unprivileged user namespaces, or (at your own risk) pass unsandboxed: "${unsandboxedConsent}"`,
+          network,
+          processLimit,
+          nestedUserNamespaces: "allowed"
+        }
+      }
+
+      const registry = makeRegistry({
+        spawner,
+        scope,
+        limits: {
+          outputChars: limits.outputChars,
+          outputBytes: limits.outputBytes,
+          background: limits.backgroundRuns,
+          remembered: 32
+        },
+        sandbox: isolation.kind === "unsandboxed" ? "unsandboxed" : "bubblewrap"
+      })
+
+      let groups = 0
+      const launch = (request: Request): Effect.Effect<Launch, SandboxFailed> =>
+        Effect.suspend(() => {
+          const inner = program(request.command, limits)
+          if (isolation.kind === "unsandboxed") {
+            return Effect.succeed({ argv: inner as [string, ...Array<string>], cwd: request.cwd, env })
+          }
+          if (isolation.kind === "none" || bwrap === undefined) {
+            return Effect.fail(new SandboxFailed({ reason: isolation.reason }))
+          }
+          const masks = find(ws.root, { blockedBy: ws.blockedBy, skip: new Set(["node_modules"]) })
+          const argv = [bwrap, ...layout.bwrapArgs(host, runLayout(request.cwd, masks)), "--", ...inner]
+          if (pids === undefined) return Effect.succeed({ argv: argv as [string, ...Array<string>], cwd: "/", env })
+          const group = `g${++groups}`
+          const procs = pids.forRun(group, limits.processes)
+          if (procs === undefined) {
+            return Effect.fail(new SandboxFailed({ reason: "the process-limit control group could not be created" }))
+          }
+          const cgroups = pids
+          return Effect.succeed({
+            argv: ["/bin/sh", "-c", cgroupJoin, "ugent-cgroup", procs, ...argv],
+            cwd: "/",
+            env,
+            release: () => cgroups.release(group)
+          })
+        })
+
+      const begin = (request: Request, background: boolean): Effect.Effect<RunState, StartError> =>
+        Effect.gen(function* () {
+          const verdict = options?.textPolicy?.(request.command, { root: ws.root, cwd: request.cwd })
+          if (verdict !== undefined && !verdict.ok) {
+            return yield* new ToolError.CommandDenied({
+              tool: "system.bash",
+              command: request.command,
+              subcommand: verdict.subcommand,
+              rule: verdict.rule,
+              detail: `${verdict.detail} (an advisory first refusal: the command would run in a sandbox anyway)`
+            })
+          }
+          if (background) {
+            const running = registry.runningInBackground()
+            if (running.length >= limits.backgroundRuns) {
+              return yield* new TooManyRuns({ running: [...running], limit: limits.backgroundRuns })
+            }
+          }
+          const how = yield* launch(request)
+          return yield* registry.start(request.command, how, { timeoutMillis: request.timeoutMillis, background })
+        })
+
+      const lookup = (id: string) =>
+        Effect.suspend(() => {
+          const run = registry.runs.get(id)
+          return run === undefined ? Effect.fail(new UnknownRun({ id })) : Effect.succeed(run)
+        })
+
+      return Sandbox.of({
+        isolation,
+        run: (request) =>
+          Effect.gen(function* () {
+            const run = yield* begin(request, false)
+            yield* registry.await(run).pipe(Effect.onInterrupt(() => registry.kill(run)))
+            return yield* registry.view(run)
+          }),
+        start: (request) => Effect.flatMap(begin(request, true), registry.view),
+        output: (id) => Effect.flatMap(lookup(id), registry.view),
+        kill: (id) =>
+          Effect.gen(function* () {
+            const run = yield* lookup(id)
+            yield* registry.kill(run)
+            return yield* registry.view(run)
+          })
+      })
+    })
+  )
