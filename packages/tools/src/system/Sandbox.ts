@@ -465,17 +465,24 @@ export const layer = (
 
       let groups = 0
       const launch = (request: Request): Effect.Effect<Launch, SandboxFailed> =>
-        Effect.suspend(() => {
+        Effect.suspend((): Effect.Effect<Launch, SandboxFailed> => {
           const inner = program(request.command, limits)
           if (isolation.kind === "unsandboxed") {
-            return Effect.succeed({ argv: inner as [string, ...Array<string>], cwd: request.cwd, env })
+            return Effect.succeed({
+              argv: inner as [string, ...Array<string>],
+              cwd: request.cwd,
+              env,
+              namespace: false
+            })
           }
           if (isolation.kind === "none" || bwrap === undefined) {
             return Effect.fail(new SandboxFailed({ reason: isolation.reason }))
           }
           const masks = find(ws.root, { blockedBy: ws.blockedBy, skip: new Set(["node_modules"]) })
           const argv = [bwrap, ...layout.bwrapArgs(host, runLayout(request.cwd, masks)), "--", ...inner]
-          if (pids === undefined) return Effect.succeed({ argv: argv as [string, ...Array<string>], cwd: "/", env })
+          if (pids === undefined) {
+            return Effect.succeed({ argv: argv as [string, ...Array<string>], cwd: "/", env, namespace: true })
+          }
           const group = `g${++groups}`
           const procs = pids.forRun(group, limits.processes)
           if (procs === undefined) {
@@ -486,6 +493,7 @@ export const layer = (
             argv: ["/bin/sh", "-c", cgroupJoin, "ugent-cgroup", procs, ...argv],
             cwd: "/",
             env,
+            namespace: true,
             release: () => cgroups.release(group)
           })
         })

@@ -1,9 +1,10 @@
 /**
  * Plain command lines: the only shell text whose meaning can be read without
  * a shell. A plain line is words joined by `&&`, `||`, `;` or `|`; a word is
- * a run of letters, digits and `_ . / : = , + @ % -`, or text in single
- * quotes (which bash never expands). Anything else (`$`, backquotes, double
- * quotes, backslashes, globs, `~`, braces, parentheses, redirections, `&`,
+ * a run of letters, digits and `_ . / : = , + @ % -` (and `~` inside a
+ * word, where bash leaves it), or text in single quotes (which bash never
+ * expands). Anything else (`$`, backquotes, double
+ * quotes, backslashes, globs, a leading `~`, braces, parentheses, redirections, `&`,
  * newlines, comments, an assignment in command position) makes the line not
  * plain. Its simple commands are then exactly the argument vectors bash
  * runs, so matching them against an allow-list cannot be re-spelled around.
@@ -49,6 +50,10 @@ export const plainCommands = (line: string): ReadonlyArray<ReadonlyArray<string>
     while (i < line.length) {
       const d = line[i]!
       if (wordChar.test(d)) {
+        word += d
+        i++
+      } else if (d === "~" && word !== "" && !word.endsWith("=") && !word.endsWith(":")) {
+        // A tilde inside a word (HEAD~1) is literal; at its start, or after = or :, bash expands it.
         word += d
         i++
       } else if (d === "'") {

@@ -14,6 +14,7 @@
  * @internal
  */
 import { randomBytes } from "node:crypto"
+import * as fs from "node:fs"
 import { Cause, Clock, Deferred, Effect, Exit, Fiber, Option, type Scope, Stream } from "effect"
 import { ChildProcess, type ChildProcessSpawner } from "effect/process"
 import { Capture, renderBoth } from "./capture.ts"
@@ -42,6 +43,8 @@ export interface Launch {
   readonly env: Readonly<Record<string, string>>
   /** Runs when the run has ended and its processes are gone (a control group to remove). */
   readonly release?: (() => void) | undefined
+  /** The leader is bubblewrap: its child is the init of the run's PID namespace. */
+  readonly namespace: boolean
 }
 
 export interface Run {
@@ -79,6 +82,58 @@ const newId = (taken: ReadonlyMap<string, Run>): string => {
     if (!taken.has(id)) return id
   }
 }
+
+/** The children of a process: from `/proc/<pid>/task/<pid>/children`, or by scanning `/proc`. */
+const childrenOf = (pid: number): Array<number> => {
+  try {
+    return fs
+      .readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8")
+      .split(" ")
+      .filter((s) => s !== "")
+      .map(Number)
+  } catch {
+    const out: Array<number> = []
+    for (const entry of fs.readdirSync("/proc")) {
+      if (!/^\d+$/.test(entry)) continue
+      try {
+        const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
+        if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid) out.push(Number(entry))
+      } catch {
+        // Gone.
+      }
+    }
+    return out
+  }
+}
+
+/** Whether a process still runs (a zombie has finished). */
+const alive = (pid: number): boolean => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    return stat.slice(stat.lastIndexOf(")") + 2).charAt(0) !== "Z"
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Kills a PID namespace through its init, the child of bubblewrap, and waits
+ * until the init has finished. The kernel finishes an init only after every
+ * process of its namespace is gone, so when this returns, nothing of the run
+ * is left (killing bubblewrap alone returns before the namespace is empty).
+ */
+const killNamespace = (leader: number): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    const inits = childrenOf(leader)
+    for (const pid of inits) {
+      try {
+        process.kill(pid, "SIGKILL")
+      } catch {
+        // Already gone.
+      }
+    }
+    for (let i = 0; i < 400 && inits.some(alive); i++) yield* Effect.sleep("5 millis")
+  })
 
 export interface Registry {
   readonly runs: ReadonlyMap<string, Run>
@@ -125,6 +180,8 @@ export const makeRegistry = (options: {
             killSignal: "SIGKILL"
           })
         )
+        // Registered after the spawn, so it runs before the spawner kills the leader's group.
+        if (launch.namespace) yield* Effect.addFinalizer(() => killNamespace(handle.pid))
         let bytes = 0
         const drain = (stream: Stream.Stream<Uint8Array, unknown>, capture: Capture) =>
           Stream.runForEach(stream, (chunk) =>
