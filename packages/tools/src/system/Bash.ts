@@ -112,7 +112,8 @@ const description = (isolation: Sandbox.Isolation | undefined): string => {
 
 /**
  * Builds the tool, describing the isolation it will run under (the family
- * does this with the sandbox it built).
+ * does this with the sandbox it built; without one, the default sandbox: no
+ * network).
  *
  * **Example** (A command in the sandbox)
  * ```ts
@@ -147,7 +148,7 @@ export const make = (isolation?: Sandbox.Isolation) =>
       readsFs: true,
       writesFs: true,
       callsShell: true,
-      callsNetwork: isolation === undefined || isolation.network,
+      callsNetwork: isolation?.kind === "unsandboxed" || isolation?.network === true,
       idempotent: false
     },
     run: (input) =>
