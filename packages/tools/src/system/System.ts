@@ -9,8 +9,9 @@
  *
  * @since 0.2.0
  */
+import { NodeServices } from "@effect/platform-node"
 import { Family } from "@ugent/core"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import * as Bash from "./Bash.ts"
 import * as Kill from "./Kill.ts"
 import * as Output from "./Output.ts"
@@ -26,36 +27,40 @@ import * as Sandbox from "./Sandbox.ts"
  */
 export type Options = Sandbox.Options
 
+const lines = (text: string) => (text === "" ? 0 : text.split("\n").length - (text.endsWith("\n") ? 1 : 0))
+
+const tell = (o: Sandbox.Run) => ({
+  summary: `${o.id} ${o.status === "exited" ? `exited with ${o.exitCode}` : o.status} after ${o.durationMillis} ms: ${lines(o.stdout)} lines of stdout, ${lines(o.stderr)} of stderr${o.truncated ? " (cut)" : ""}`,
+  next: "narrow the command (| head, | tail, grep) to see less at a time"
+})
+
 /**
- * The family, built with its sandbox. A server registers it with one line;
- * the host provides the `Workspace` and a `ChildProcessSpawner`
- * (`NodeServices.layer`).
+ * A family with its sandbox built from `options`. A server registers it
+ * with one line; the host provides the `Workspace` (the family brings its
+ * own process spawner).
  *
  * **Example** (The tools a server offers)
  * ```ts
- * import { Family } from "@ugent/core"
  * import { System, Workspace } from "@ugent/tools"
- * import { NodeServices } from "@effect/platform-node"
- * import { Effect, Layer } from "effect"
+ * import { Effect } from "effect"
  * import { mkdtempSync } from "node:fs"
  * import { tmpdir } from "node:os"
  * import { join } from "node:path"
  * const root = mkdtempSync(join(tmpdir(), "system-"))
- * const family = System.family({ network: false })
- * const host = Layer.merge(Workspace.layer({ root }), NodeServices.layer)
- * const tools = await Effect.runPromise(Effect.scoped(family.build.pipe(Effect.provide(host))))
- * console.log(family.prefix, Object.keys(tools))
+ * const family = System.make({ network: false })
+ * const members = await Effect.runPromise(Effect.scoped(family.build.pipe(Effect.provide(Workspace.layer({ root })))))
+ * console.log(family.prefix, Object.keys(members))
  * // => world.tools [ 'system.bash', 'system.output', 'system.kill' ]
  * ```
  *
  * @category families
  * @since 0.2.0
  */
-export const family = (options?: Options) =>
+export const make = (options?: Options) =>
   Family.effect({
     name: "system",
     prefix: "world.tools",
-    layer: Sandbox.layer(options),
+    layer: Sandbox.layer(options).pipe(Layer.provide(NodeServices.layer)),
     tools: Effect.gen(function* () {
       const sandbox = yield* Sandbox.Sandbox
       const tools = {
@@ -69,5 +74,15 @@ export const family = (options?: Options) =>
       }
       if (sandbox.isolation.kind === "unsandboxed") yield* Effect.logWarning(sandbox.isolation.reason)
       return tools as Partial<typeof tools>
-    })
+    }),
+    present: { "system.bash": tell, "system.output": tell, "system.kill": tell }
   })
+
+/**
+ * The family with the default sandbox: no network, no text policy, and no
+ * shell where no sandbox can be made.
+ *
+ * @category families
+ * @since 0.2.0
+ */
+export const family = make()

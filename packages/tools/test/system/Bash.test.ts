@@ -1,7 +1,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Bash } from "@ugent/tools"
+import { Bash, System, Workspace } from "@ugent/tools"
 import { Effect, Fiber, Schema } from "effect"
 import { bash, kill, output, processesWith, sandboxGate, withSandbox, workspace } from "./fixtures.ts"
 
@@ -186,6 +186,21 @@ describe.skipIf(gate.skip)(`system.bash${gate.note}`, () => {
         yield* Fiber.interrupt(fiber)
         expect(processesWith(`sleep ${marker}`)).toEqual([])
       })
+    )
+  })
+})
+
+describe.skipIf(gate.skip)(`System.family${gate.note}`, () => {
+  it("serves the three tools under world.tools and tells a run in a sentence", async () => {
+    const ws = workspace()
+    const members = await Effect.runPromise(
+      Effect.scoped(System.family.build.pipe(Effect.provide(Workspace.layer({ root: ws.root }))))
+    )
+    expect(System.family.prefix).toBe("world.tools")
+    expect(Object.keys(members)).toEqual(["system.bash", "system.output", "system.kill"])
+    const run = await withSandbox(ws.root, bash.run({ command: "seq 1 3; echo oops >&2; exit 1" }))
+    expect(members["system.bash"]!.present!(run, { command: "x" }).summary).toBe(
+      `${run.id} exited with 1 after ${run.durationMillis} ms: 3 lines of stdout, 1 of stderr`
     )
   })
 })

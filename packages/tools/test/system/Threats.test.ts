@@ -7,8 +7,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Bash, Sandbox, System, Workspace } from "@ugent/tools"
 import { Sandboxed } from "@ugent/wrappers"
-import { Effect, Layer, Schema } from "effect"
-import { NodeServices } from "@effect/platform-node"
+import { Effect, Schema } from "effect"
 import { payloads, spellings } from "./bypasses.ts"
 import {
   bash,
@@ -337,9 +336,9 @@ describe.skipIf(gate.skip)(`threats.md §Shell (19-23, 39)${gate.note}`, () => {
   })
 
   describe("21. a sandbox that is not a boundary says so", () => {
-    const host = (root: string) => Layer.merge(Workspace.layer({ root }), NodeServices.layer)
+    const host = (root: string) => Workspace.layer({ root })
     const build = (root: string, options?: System.Options) =>
-      Effect.runPromise(Effect.scoped(System.family(options).build.pipe(Effect.provide(host(root)))))
+      Effect.runPromise(Effect.scoped(System.make(options).build.pipe(Effect.provide(host(root)))))
 
     it("threat 21: with bubblewrap, the isolation is named and the tool says what it contains", async () => {
       const ws = workspace()
@@ -352,7 +351,7 @@ describe.skipIf(gate.skip)(`threats.md §Shell (19-23, 39)${gate.note}`, () => {
       expect(isolation.processLimit).not.toBe("none")
       const tools = await build(ws.root)
       expect(Object.keys(tools)).toEqual(["system.bash", "system.output", "system.kill"])
-      expect(tools["system.bash"]!.description).toMatch(/sandbox.*there is no network/)
+      expect(tools["system.bash"]!.tool.description).toMatch(/sandbox.*there is no network/)
     })
 
     it("threat 21: without a sandbox the shell is not offered at all", async () => {
@@ -364,8 +363,8 @@ describe.skipIf(gate.skip)(`threats.md §Shell (19-23, 39)${gate.note}`, () => {
     it("threat 21: the operator's opt-out offers it, loudly marked, at L3 only", async () => {
       const ws = workspace()
       const tools = await build(ws.root, { bwrap: "/nonexistent/bwrap", unsandboxed: Sandbox.unsandboxedConsent })
-      expect(tools["system.bash"]!.description).toMatch(/UNSANDBOXED/)
-      expect(tools["system.bash"]!.trust).toBe(3)
+      expect(tools["system.bash"]!.tool.description).toMatch(/UNSANDBOXED/)
+      expect(tools["system.bash"]!.tool.trust).toBe(3)
       const isolation = await withSandbox(
         ws.root,
         Effect.map(Sandbox.Sandbox, (s) => s.isolation),
