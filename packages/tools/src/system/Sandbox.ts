@@ -58,7 +58,7 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { ChildProcessSpawner } from "effect/process"
 import * as cgroup from "../internal/system/cgroup.ts"
 import * as layout from "../internal/system/layout.ts"
-import { find } from "../internal/system/masks.ts"
+import { Walker } from "../internal/system/masks.ts"
 import { type Launch, makeRegistry, type Run as RunState } from "../internal/system/runs.ts"
 import { Workspace } from "../Workspace.ts"
 import { SandboxFailed, TooManyRuns, UnknownRun } from "./SystemError.ts"
@@ -421,7 +421,12 @@ export const layer = (
         processLimit = pids === undefined ? "none" : "cgroup"
         if (pids !== undefined) {
           const group = pids
-          yield* Effect.addFinalizer(() => Effect.sync(() => group.close()))
+          yield* Effect.addFinalizer(() =>
+            Effect.gen(function* () {
+              // A task just reaped may stay charged to its group for a moment; give it a second.
+              for (let i = 0; i < 100 && !group.close(); i++) yield* Effect.sleep("10 millis")
+            })
+          )
         }
       }
 
@@ -463,6 +468,7 @@ export const layer = (
         sandbox: isolation.kind === "unsandboxed" ? "unsandboxed" : "bubblewrap"
       })
 
+      const walker = new Walker({ blockedBy: ws.blockedBy, skip: new Set(["node_modules"]) })
       let groups = 0
       const launch = (request: Request): Effect.Effect<Launch, SandboxFailed> =>
         Effect.suspend((): Effect.Effect<Launch, SandboxFailed> => {
@@ -478,7 +484,7 @@ export const layer = (
           if (isolation.kind === "none" || bwrap === undefined) {
             return Effect.fail(new SandboxFailed({ reason: isolation.reason }))
           }
-          const masks = find(ws.root, { blockedBy: ws.blockedBy, skip: new Set(["node_modules"]) })
+          const masks = walker.find(ws.root)
           const argv = [bwrap, ...layout.bwrapArgs(host, runLayout(request.cwd, masks)), "--", ...inner]
           if (pids === undefined) {
             return Effect.succeed({ argv: argv as [string, ...Array<string>], cwd: "/", env, namespace: true })

@@ -1,11 +1,12 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { describe, expect, it } from "@effect/vitest"
+import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Bash, System, Workspace } from "@ugent/tools"
 import { Effect, Fiber, Schema } from "effect"
-import { bash, kill, output, processesWith, sandboxGate, withSandbox, workspace } from "./fixtures.ts"
+import { bash, cleanup, kill, output, processesWith, sandboxGate, withSandbox, workspace } from "./fixtures.ts"
 
 const gate = sandboxGate()
+afterAll(cleanup)
 
 describe.skipIf(gate.skip)(`system.bash${gate.note}`, () => {
   describe("results", () => {

@@ -11,6 +11,7 @@ import { Effect, Schema } from "effect"
 import { payloads, spellings } from "./bypasses.ts"
 import {
   bash,
+  cleanup,
   kill,
   loopbackServer,
   outside,
@@ -24,6 +25,7 @@ import {
 } from "./fixtures.ts"
 
 const gate = sandboxGate()
+afterAll(cleanup)
 
 /** Secrets in the server's environment that a child must never see. */
 const secretEnv: Record<string, string> = {
@@ -131,6 +133,31 @@ describe.skipIf(gate.skip)(`threats.md §Shell (19-23, 39)${gate.note}`, () => {
       expect(run.exitCode).toBe(0)
       // The host's files are intact.
       expect(fs.readFileSync(path.join(ws.root, ".env"), "utf8")).toContain(ws.secrets[0]!)
+    })
+
+    it("threat 39: a secret added between calls is masked in the next call, however old its directory was", async () => {
+      const ws = workspace()
+      const sub = path.join(ws.root, "sub")
+      fs.mkdirSync(sub)
+      const old = new Date(Date.now() - 3_600_000)
+      fs.utimesSync(sub, old, old)
+      fs.utimesSync(ws.root, old, old)
+      const late = token("late")
+      const read = await withSandbox(
+        ws.root,
+        Effect.gen(function* () {
+          // The first call remembers the settled directories; the second must see what changed in them.
+          yield* bash.run({ command: "true" })
+          fs.writeFileSync(path.join(sub, ".env.local"), `${late}\n`)
+          fs.writeFileSync(path.join(ws.root, "prod.secret"), `${late}\n`)
+          fs.linkSync(path.join(ws.root, ".env"), path.join(ws.root, "notes.txt"))
+          return yield* bash.run({ command: "cat sub/.env.local prod.secret notes.txt" })
+        })
+      )
+      expect(read.exitCode).toBe(0)
+      expect(read.stdout).toBe("")
+      expect(read.stdout + read.stderr).not.toContain(late)
+      expect(read.stdout + read.stderr).not.toContain(ws.secrets[0]!)
     })
 
     it("threat 39 (control): the same payload escapes without the sandbox, so the checks above can fail", async () => {

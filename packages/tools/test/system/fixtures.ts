@@ -47,8 +47,19 @@ export const sandboxGate = (): { readonly skip: boolean; readonly note: string }
   return { skip: true, note: ` (skipped: ${why})` }
 }
 
-/** A fresh real directory. */
-export const scratch = (prefix: string): string => fs.realpathSync(fs.mkdtempSync(path.join(tmpdir(), prefix)))
+const made: Array<string> = []
+
+/** A fresh real directory, removed by {@link cleanup}. */
+export const scratch = (prefix: string): string => {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(tmpdir(), prefix)))
+  made.push(dir)
+  return dir
+}
+
+/** Removes every directory {@link scratch} made (for `afterAll`). */
+export const cleanup = (): void => {
+  for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
+}
 
 /** A token nobody could guess, to look for in what leaks. */
 export const token = (label: string): string => `${label}-${Math.random().toString(36).slice(2)}${Date.now()}`

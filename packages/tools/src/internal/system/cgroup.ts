@@ -15,12 +15,12 @@ import * as path from "node:path"
 /** A parent group made for this server, under which each run gets its own group. */
 export interface PidsCgroup {
   readonly dir: string
-  /** Makes the group of one run with its limit; returns the file a process writes its pid to, to join it. */
+  /** A group for one run with its limit; returns the file a process writes its pid to, to join it. */
   readonly forRun: (id: string, max: number) => string | undefined
-  /** Removes a run's group (after its processes are gone). */
+  /** Gives a run's group back (after its processes are gone). */
   readonly release: (id: string) => void
-  /** Removes the parent group. */
-  readonly close: () => void
+  /** Removes every group; `false` while a finished task is still charged to one (try again shortly). */
+  readonly close: () => boolean
 }
 
 const candidates = (): Array<string> => {
@@ -40,11 +40,13 @@ const candidates = (): Array<string> => {
   return out
 }
 
-const rmdirQuietly = (dir: string) => {
+/** Removes a group; `false` while a task is still charged to it. */
+const rmdirQuietly = (dir: string): boolean => {
   try {
     fs.rmdirSync(dir)
-  } catch {
-    // Still busy (processes being reaped) or already gone; the parent's removal retries.
+    return true
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "ENOENT"
   }
 }
 
@@ -76,29 +78,44 @@ export const open = (tag: string): PidsCgroup | undefined => {
       rmdirQuietly(dir)
       continue
     }
+    // Groups are kept for the next runs: making and removing one costs more than a run. A group is reused
+    // once no task is charged to it (a finished task may stay charged for a moment after it was reaped).
+    const groups: Array<string> = []
+    const busy = new Set<string>()
+    const byRun = new Map<string, string>()
+    const idle = (group: string) => {
+      try {
+        return fs.readFileSync(path.join(group, "pids.current"), "utf8").trim() === "0"
+      } catch {
+        return false
+      }
+    }
     return {
       dir,
       forRun: (id, max) => {
-        const run = path.join(dir, id)
+        let group = groups.find((g) => !busy.has(g) && idle(g))
         try {
-          fs.mkdirSync(run)
-          fs.writeFileSync(path.join(run, "pids.max"), String(max))
-          return path.join(run, "cgroup.procs")
+          if (group === undefined) {
+            group = path.join(dir, `g${groups.length + 1}`)
+            fs.mkdirSync(group)
+            groups.push(group)
+          }
+          fs.writeFileSync(path.join(group, "pids.max"), String(max))
+          busy.add(group)
+          byRun.set(id, group)
+          return path.join(group, "cgroup.procs")
         } catch {
-          rmdirQuietly(run)
           return undefined
         }
       },
-      release: (id) => rmdirQuietly(path.join(dir, id)),
+      release: (id) => {
+        const group = byRun.get(id)
+        byRun.delete(id)
+        if (group !== undefined) busy.delete(group)
+      },
       close: () => {
-        try {
-          for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-            if (entry.isDirectory()) rmdirQuietly(path.join(dir, entry.name))
-          }
-        } catch {
-          // Gone already.
-        }
-        rmdirQuietly(dir)
+        for (const group of groups.splice(0)) if (!rmdirQuietly(group)) groups.push(group)
+        return groups.length === 0 && rmdirQuietly(dir)
       }
     }
   }

@@ -124,6 +124,8 @@ const alive = (pid: number): boolean => {
  */
 const killNamespace = (leader: number): Effect.Effect<void> =>
   Effect.gen(function* () {
+    // A leader that has finished waited for its init, which waited for the whole namespace.
+    if (!alive(leader)) return
     const inits = childrenOf(leader)
     for (const pid of inits) {
       try {
