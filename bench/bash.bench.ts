@@ -12,7 +12,7 @@ import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { NodeServices } from "@effect/platform-node"
 import { Trust } from "@ugent/core"
-import { Bash, Sandbox, Workspace } from "@ugent/tools"
+import { SystemBash, Sandbox, Workspace } from "@ugent/tools"
 import { Effect, Layer, ManagedRuntime, Stream } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import { type Bench, type Row, row } from "./Bench.ts"
@@ -50,7 +50,7 @@ const measure = async (files: number, command: string): Promise<{ bare: Array<nu
   try {
     const isolation = await runtime.runPromise(Effect.map(Sandbox.Sandbox, (s) => s.isolation))
     if (isolation.kind !== "bubblewrap") throw new Error(`the bash benchmark needs the sandbox: ${isolation.reason}`)
-    const tool = Bash.make(isolation)
+    const tool = SystemBash.make(isolation)
     const bare = Effect.scoped(
       Effect.gen(function* () {
         const spawner = yield* ChildProcessSpawner.ChildProcessSpawner

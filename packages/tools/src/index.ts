@@ -38,17 +38,17 @@ export * as Grep from "./search/Grep.ts"
 /** @since 0.2.0 */
 export * as Search from "./search/Search.ts"
 /** @since 0.2.0 */
-export * as Bash from "./system/Bash.ts"
-/** @since 0.2.0 */
-export * as Kill from "./system/Kill.ts"
-/** @since 0.2.0 */
-export * as Output from "./system/Output.ts"
-/** @since 0.2.0 */
 export * as Sandbox from "./system/Sandbox.ts"
 /** @since 0.2.0 */
 export * as System from "./system/System.ts"
 /** @since 0.2.0 */
+export * as SystemBash from "./system/Bash.ts"
+/** @since 0.2.0 */
 export * as SystemError from "./system/SystemError.ts"
+/** @since 0.2.0 */
+export * as SystemKill from "./system/Kill.ts"
+/** @since 0.2.0 */
+export * as SystemOutput from "./system/Output.ts"
 /** @since 0.2.0 */
 export * as Web from "./web/Web.ts"
 /** @since 0.2.0 */

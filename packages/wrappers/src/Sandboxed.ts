@@ -490,7 +490,7 @@ export type TextVerdict =
 /**
  * The shell-text policy of {@link Sandboxed} as a plain function, for a shell
  * tool that applies it itself as a first refusal before its own sandbox
- * (`System.make({ textPolicy: Sandboxed.textPolicy({ allow: "all" }) })`
+ * (`System.family({ textPolicy: Sandboxed.textPolicy({ allow: "all" }) })`
  * in `@ugent/tools`). ADVISORY: it catches the plain spellings of denied
  * commands with a message a model can act on; a re-spelled command gets past
  * it, and only an operating-system sandbox contains that.

@@ -118,7 +118,7 @@ const description = (isolation: Sandbox.Isolation | undefined): string => {
  * **Example** (A command in the sandbox)
  * ```ts
  * import { Trust } from "@ugent/core"
- * import { Bash, Sandbox, Workspace } from "@ugent/tools"
+ * import { SystemBash, Sandbox, Workspace } from "@ugent/tools"
  * import { NodeServices } from "@effect/platform-node"
  * import { Effect, Layer } from "effect"
  * import { mkdtempSync, writeFileSync } from "node:fs"
@@ -127,7 +127,7 @@ const description = (isolation: Sandbox.Isolation | undefined): string => {
  * const root = mkdtempSync(join(tmpdir(), "bash-"))
  * writeFileSync(join(root, "a.txt"), "one\ntwo\n")
  * const layer = Sandbox.layer().pipe(Layer.provideMerge(Workspace.layer({ root })), Layer.provide(NodeServices.layer))
- * const run = Bash.make().run({ command: "wc -l < a.txt && exit 3" })
+ * const run = SystemBash.make().run({ command: "wc -l < a.txt && exit 3" })
  * const out = await Effect.runPromise(Effect.scoped(run.pipe(Effect.provide([layer, Trust.grant(3)]))))
  * console.log(out.status, out.exitCode, JSON.stringify(out.stdout))
  * // => exited 3 "2\n"
@@ -204,11 +204,11 @@ export interface ShellAllowance {
  *
  * **Example** (A read-only command list for L1)
  * ```ts
- * import { Bash } from "@ugent/tools"
- * const allowance: Bash.ShellAllowance = { level: 1, commands: ["git status", "git diff *", "npm test"] }
- * console.log(Bash.requiredLevel({ command: "git status && npm test" }, allowance))
+ * import { SystemBash } from "@ugent/tools"
+ * const allowance: SystemBash.ShellAllowance = { level: 1, commands: ["git status", "git diff *", "npm test"] }
+ * console.log(SystemBash.requiredLevel({ command: "git status && npm test" }, allowance))
  * // => 1
- * console.log(Bash.requiredLevel({ command: "git diff $(id)" }, allowance), Bash.requiredLevel({ command: "npm test; rm -rf x" }, allowance))
+ * console.log(SystemBash.requiredLevel({ command: "git diff $(id)" }, allowance), SystemBash.requiredLevel({ command: "npm test; rm -rf x" }, allowance))
  * // => 3 3
  * ```
  *

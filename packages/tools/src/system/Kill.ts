@@ -41,7 +41,7 @@ export const Failure = Schema.Union([UnknownRun])
  * **Example** (Stopping a background run)
  * ```ts
  * import { Trust } from "@ugent/core"
- * import { Bash, Kill, Sandbox, Workspace } from "@ugent/tools"
+ * import { SystemBash, SystemKill, Sandbox, Workspace } from "@ugent/tools"
  * import { NodeServices } from "@effect/platform-node"
  * import { Effect, Layer } from "effect"
  * import { mkdtempSync } from "node:fs"
@@ -50,9 +50,9 @@ export const Failure = Schema.Union([UnknownRun])
  * const root = mkdtempSync(join(tmpdir(), "kill-"))
  * const layer = Sandbox.layer().pipe(Layer.provideMerge(Workspace.layer({ root })), Layer.provide(NodeServices.layer))
  * const program = Effect.gen(function* () {
- *   const started = yield* Bash.bash.run({ command: "sleep 300", background: true })
- *   const killed = yield* Kill.kill.run({ id: started.id })
- *   const unknown = yield* Effect.flip(Kill.kill.run({ id: "run-00000000" }))
+ *   const started = yield* SystemBash.bash.run({ command: "sleep 300", background: true })
+ *   const killed = yield* SystemKill.kill.run({ id: started.id })
+ *   const unknown = yield* Effect.flip(SystemKill.kill.run({ id: "run-00000000" }))
  *   return [killed.status, unknown._tag]
  * })
  * console.log(await Effect.runPromise(Effect.scoped(program.pipe(Effect.provide([layer, Trust.grant(3)])))))

@@ -38,7 +38,7 @@ export const Failure = Schema.Union([UnknownRun])
  * **Example** (Reading a background run)
  * ```ts
  * import { Trust } from "@ugent/core"
- * import { Bash, Output, Sandbox, Workspace } from "@ugent/tools"
+ * import { SystemBash, SystemOutput, Sandbox, Workspace } from "@ugent/tools"
  * import { NodeServices } from "@effect/platform-node"
  * import { Effect, Layer } from "effect"
  * import { mkdtempSync } from "node:fs"
@@ -47,9 +47,9 @@ export const Failure = Schema.Union([UnknownRun])
  * const root = mkdtempSync(join(tmpdir(), "output-"))
  * const layer = Sandbox.layer().pipe(Layer.provideMerge(Workspace.layer({ root })), Layer.provide(NodeServices.layer))
  * const program = Effect.gen(function* () {
- *   const started = yield* Bash.bash.run({ command: "echo started; sleep 0.2; echo done", background: true })
+ *   const started = yield* SystemBash.bash.run({ command: "echo started; sleep 0.2; echo done", background: true })
  *   yield* Effect.sleep("1 second")
- *   const read = yield* Output.output.run({ id: started.id })
+ *   const read = yield* SystemOutput.output.run({ id: started.id })
  *   return [started.status, read.status, read.stdout]
  * })
  * console.log(await Effect.runPromise(Effect.scoped(program.pipe(Effect.provide([layer, Trust.grant(3)])))))

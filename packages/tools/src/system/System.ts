@@ -12,9 +12,9 @@
 import { NodeServices } from "@effect/platform-node"
 import { Family } from "@ugent/core"
 import { Effect, Layer } from "effect"
-import * as Bash from "./Bash.ts"
-import * as Kill from "./Kill.ts"
-import * as Output from "./Output.ts"
+import * as SystemBash from "./Bash.ts"
+import * as SystemKill from "./Kill.ts"
+import * as SystemOutput from "./Output.ts"
 import * as Sandbox from "./Sandbox.ts"
 
 /**
@@ -35,9 +35,10 @@ const tell = (o: Sandbox.Run) => ({
 })
 
 /**
- * A family with its sandbox built from `options`. A server registers it
- * with one line; the host provides the `Workspace` (the family brings its
- * own process spawner).
+ * The family, with its sandbox built from `options` (the default: no
+ * network, no text policy, and no shell where no sandbox can be made). A
+ * server registers it with one line; the host provides the `Workspace` (the
+ * family brings its own process spawner).
  *
  * **Example** (The tools a server offers)
  * ```ts
@@ -47,7 +48,7 @@ const tell = (o: Sandbox.Run) => ({
  * import { tmpdir } from "node:os"
  * import { join } from "node:path"
  * const root = mkdtempSync(join(tmpdir(), "system-"))
- * const family = System.make({ network: false })
+ * const family = System.family({ network: false })
  * const members = await Effect.runPromise(Effect.scoped(family.build.pipe(Effect.provide(Workspace.layer({ root })))))
  * console.log(family.prefix, Object.keys(members))
  * // => world.tools [ 'system.bash', 'system.output', 'system.kill' ]
@@ -56,7 +57,7 @@ const tell = (o: Sandbox.Run) => ({
  * @category families
  * @since 0.2.0
  */
-export const make = (options?: Options) =>
+export const family = (options: Options = {}) =>
   Family.effect({
     name: "system",
     prefix: "world.tools",
@@ -64,9 +65,9 @@ export const make = (options?: Options) =>
     tools: Effect.gen(function* () {
       const sandbox = yield* Sandbox.Sandbox
       const tools = {
-        "system.bash": Bash.make(sandbox.isolation),
-        "system.output": Output.output,
-        "system.kill": Kill.kill
+        "system.bash": SystemBash.make(sandbox.isolation),
+        "system.output": SystemOutput.output,
+        "system.kill": SystemKill.kill
       }
       if (sandbox.isolation.kind === "none") {
         yield* Effect.logWarning(`world.tools.system.* is not offered: ${sandbox.isolation.reason}`)
@@ -77,12 +78,3 @@ export const make = (options?: Options) =>
     }),
     present: { "system.bash": tell, "system.output": tell, "system.kill": tell }
   })
-
-/**
- * The family with the default sandbox: no network, no text policy, and no
- * shell where no sandbox can be made.
- *
- * @category families
- * @since 0.2.0
- */
-export const family = make()

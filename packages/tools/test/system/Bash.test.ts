@@ -1,7 +1,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Bash, System, Workspace } from "@ugent/tools"
+import { SystemBash, System, Workspace } from "@ugent/tools"
 import { Effect, Fiber, Schema } from "effect"
 import { bash, cleanup, kill, output, processesWith, sandboxGate, withSandbox, workspace } from "./fixtures.ts"
 
@@ -24,7 +24,7 @@ describe.skipIf(gate.skip)(`system.bash${gate.note}`, () => {
     it("the result encodes with the tool's output schema", async () => {
       const ws = workspace()
       const run = await withSandbox(ws.root, bash.run({ command: "true" }))
-      expect(Schema.decodeUnknownSync(Bash.Output)(Schema.encodeSync(Bash.Output)(run))).toEqual(run)
+      expect(Schema.decodeUnknownSync(SystemBash.Output)(Schema.encodeSync(SystemBash.Output)(run))).toEqual(run)
     })
 
     it("writes land in the workspace; /tmp and HOME are private to each call", async () => {
@@ -73,8 +73,8 @@ describe.skipIf(gate.skip)(`system.bash${gate.note}`, () => {
       const error = await withSandbox(ws.root, Effect.flip(bash.run({ command: "true", timeoutSeconds: 601 })))
       expect(error._tag).toBe("InvalidInput")
       expect(error.message).toMatch(/from 1 to 600/)
-      expect(Schema.decodeUnknownOption(Bash.Input)({ command: "true", timeoutSeconds: 601 })._tag).toBe("None")
-      expect(Schema.decodeUnknownOption(Bash.Input)({ command: "" })._tag).toBe("None")
+      expect(Schema.decodeUnknownOption(SystemBash.Input)({ command: "true", timeoutSeconds: 601 })._tag).toBe("None")
+      expect(Schema.decodeUnknownOption(SystemBash.Input)({ command: "" })._tag).toBe("None")
     })
   })
 
@@ -195,9 +195,9 @@ describe.skipIf(gate.skip)(`System.family${gate.note}`, () => {
   it("serves the three tools under world.tools and tells a run in a sentence", async () => {
     const ws = workspace()
     const members = await Effect.runPromise(
-      Effect.scoped(System.family.build.pipe(Effect.provide(Workspace.layer({ root: ws.root }))))
+      Effect.scoped(System.family().build.pipe(Effect.provide(Workspace.layer({ root: ws.root }))))
     )
-    expect(System.family.prefix).toBe("world.tools")
+    expect(System.family().prefix).toBe("world.tools")
     expect(Object.keys(members)).toEqual(["system.bash", "system.output", "system.kill"])
     const run = await withSandbox(ws.root, bash.run({ command: "seq 1 3; echo oops >&2; exit 1" }))
     expect(members["system.bash"]!.present!(run, { command: "x" }).summary).toBe(
@@ -206,7 +206,7 @@ describe.skipIf(gate.skip)(`System.family${gate.note}`, () => {
   })
 })
 
-describe("Bash.requiredLevel", () => {
+describe("SystemBash.requiredLevel", () => {
   const allowance = { level: 1, commands: ["git status", "git diff *", "npm test", "ls *"] } as const
 
   it("lowers plain lines whose every command is listed", () => {
@@ -217,7 +217,7 @@ describe("Bash.requiredLevel", () => {
       "ls -la src | ls",
       "ls 'a b'"
     ]) {
-      expect(Bash.requiredLevel({ command }, allowance), command).toBe(1)
+      expect(SystemBash.requiredLevel({ command }, allowance), command).toBe(1)
     }
   })
 
@@ -241,13 +241,13 @@ describe("Bash.requiredLevel", () => {
       "(ls)",
       "ls 'unterminated"
     ]) {
-      expect(Bash.requiredLevel({ command }, allowance), command).toBe(3)
+      expect(SystemBash.requiredLevel({ command }, allowance), command).toBe(3)
     }
-    expect(Bash.requiredLevel({ command: "git status", background: true }, allowance)).toBe(3)
-    expect(Bash.requiredLevel({ command: "git status" }, undefined)).toBe(3)
+    expect(SystemBash.requiredLevel({ command: "git status", background: true }, allowance)).toBe(3)
+    expect(SystemBash.requiredLevel({ command: "git status" }, undefined)).toBe(3)
   })
 
   it("never lowers below L1: every command may write the workspace", () => {
-    expect(Bash.requiredLevel({ command: "git status" }, { level: 1, commands: ["git status"] })).toBe(1)
+    expect(SystemBash.requiredLevel({ command: "git status" }, { level: 1, commands: ["git status"] })).toBe(1)
   })
 })

@@ -5,7 +5,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Bash, Sandbox, System, Workspace } from "@ugent/tools"
+import { SystemBash, Sandbox, System, Workspace } from "@ugent/tools"
 import { Sandboxed } from "@ugent/wrappers"
 import { Effect, Schema } from "effect"
 import { payloads, spellings } from "./bypasses.ts"
@@ -365,7 +365,7 @@ describe.skipIf(gate.skip)(`threats.md §Shell (19-23, 39)${gate.note}`, () => {
   describe("21. a sandbox that is not a boundary says so", () => {
     const host = (root: string) => Workspace.layer({ root })
     const build = (root: string, options?: System.Options) =>
-      Effect.runPromise(Effect.scoped(System.make(options).build.pipe(Effect.provide(host(root)))))
+      Effect.runPromise(Effect.scoped(System.family(options).build.pipe(Effect.provide(host(root)))))
 
     it("threat 21: with bubblewrap, the isolation is named and the tool says what it contains", async () => {
       const ws = workspace()
@@ -400,7 +400,9 @@ describe.skipIf(gate.skip)(`threats.md §Shell (19-23, 39)${gate.note}`, () => {
           unsandboxed: Sandbox.unsandboxedConsent
         }
       )
-      expect(Bash.requiredLevel({ command: "git status" }, { level: 1, commands: ["git status"] }, isolation)).toBe(3)
+      expect(
+        SystemBash.requiredLevel({ command: "git status" }, { level: 1, commands: ["git status"] }, isolation)
+      ).toBe(3)
     })
   })
 
@@ -434,7 +436,7 @@ describe.skipIf(gate.skip)(`threats.md §Shell (19-23, 39)${gate.note}`, () => {
         "xargs ls",
         "PATH=. ls"
       ]) {
-        expect(Bash.requiredLevel({ command }, allowance)).toBe(3)
+        expect(SystemBash.requiredLevel({ command }, allowance)).toBe(3)
       }
     })
 
@@ -475,9 +477,9 @@ describe.skipIf(gate.skip)(`threats.md §Shell (19-23, 39)${gate.note}`, () => {
           ...Array.from({ length: after }, () => "git status")
         ]
         const allowance = { level: 1, commands: ["git status"] } as const
-        expect(Bash.requiredLevel({ command: parts.join(` ${op} `) }, allowance)).toBe(3)
+        expect(SystemBash.requiredLevel({ command: parts.join(` ${op} `) }, allowance)).toBe(3)
         expect(
-          Bash.requiredLevel(
+          SystemBash.requiredLevel(
             { command: parts.filter((p) => p !== "rm -rf x").join(` ${op} `) || "git status" },
             allowance
           )

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { NodeServices } from "@effect/platform-node"
 import { Trust } from "@ugent/core"
-import { Bash, Kill, Output, Sandbox, Workspace } from "@ugent/tools"
+import { SystemBash, SystemKill, SystemOutput, Sandbox, Workspace } from "@ugent/tools"
 import { Effect, Layer } from "effect"
 
 const probe = (): string | undefined => {
@@ -144,9 +144,9 @@ export const layerFor = (root: string, options?: Sandbox.Options) =>
     Layer.merge(Trust.grant(3))
   )
 
-export const bash = Bash.make()
-export const output = Output.output
-export const kill = Kill.kill
+export const bash = SystemBash.make()
+export const output = SystemOutput.output
+export const kill = SystemKill.kill
 
 /** Runs a program with the family's services over `root`; the sandbox (and its runs) end with it. */
 export const withSandbox = <A, E>(
