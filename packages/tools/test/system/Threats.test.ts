@@ -61,6 +61,23 @@ const payloadScript = (out: string, port: number) =>
     ""
   ].join("\n")
 
+/**
+ * A fork bomb is only run where the sandbox limits processes (a server run as root needs a pids control
+ * group): elsewhere the test says why, and fails in CI, where the host must be set up for it.
+ */
+const requireProcessLimit = async (root: string, ctx: { readonly skip: (note?: string) => void }) => {
+  const isolation = await withSandbox(
+    root,
+    Effect.map(Sandbox.Sandbox, (s) => s.isolation)
+  )
+  if (isolation.processLimit !== "none") return
+  const why =
+    "this host enforces no process limit in the sandbox (the server runs as root and no pids control group can be made); run as a non-root user or delegate a pids cgroup"
+  if (process.env.CI !== undefined) throw new Error(why)
+  console.warn(`fork bomb not run: ${why}`)
+  ctx.skip(why)
+}
+
 const read = (p: string) => (fs.existsSync(p) ? fs.readFileSync(p, "utf8") : "")
 
 describe.skipIf(gate.skip)(`threats.md §Shell (19-23, 39)${gate.note}`, () => {
@@ -287,8 +304,9 @@ describe.skipIf(gate.skip)(`threats.md §Shell (19-23, 39)${gate.note}`, () => {
   })
 
   describe("contained: a fork bomb and an endless output", () => {
-    it("a fork bomb ends at the time limit, held under the process limit, and leaves no process behind", async () => {
+    it("a fork bomb ends at the time limit, held under the process limit, and leaves no process behind", async (ctx) => {
       const ws = workspace()
+      await requireProcessLimit(ws.root, ctx)
       const marker = `6${Math.floor(Math.random() * 1e6)}`
       const started = Date.now()
       const run = await withSandbox(
@@ -302,8 +320,9 @@ describe.skipIf(gate.skip)(`threats.md §Shell (19-23, 39)${gate.note}`, () => {
       expect(processesWith(marker)).toEqual([])
     })
 
-    it("the process limit holds: 400 processes asked, at most the limit running", async () => {
+    it("the process limit holds: 400 processes asked, at most the limit running", async (ctx) => {
       const ws = workspace()
+      await requireProcessLimit(ws.root, ctx)
       // perl (essential on Debian) counts the forks that succeed; bash would retry a failed fork for seconds.
       const forks =
         "perl -e '$n = 0; while ($n < 400) { my $p = fork(); last unless defined $p; if ($p == 0) { sleep 20; exit 0 } $n++ } print \"$n\\n\"'"
