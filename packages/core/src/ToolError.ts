@@ -11,6 +11,11 @@
 import { Cause, Predicate, Schema } from "effect"
 import { levelName, type TrustLevel } from "./internal/level.ts"
 
+/** A path as it may be shown in a message: control characters escaped, so a NUL byte is visible. */
+const shownPath = (path: string): string =>
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: escaping control characters is the point
+  path.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`)
+
 /**
  * The schema of a trust level, `0 | 1 | 2 | 3`.
  *
@@ -189,6 +194,67 @@ export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", {
   static readonly kind: Kind = "denied"
   override get message(): string {
     return `${this.tool} refused: ${this.detail} (rule "${this.rule}"). No trust level allows this; choose another target.`
+  }
+}
+
+/**
+ * A path, or what it resolves to through symbolic links, is not inside the
+ * workspace root. One class for every package that checks containment (the
+ * workspace jail of `@ugent/tools`, the working directory of `Sandboxed`), so
+ * a projection sees one tag.
+ *
+ * **Example** (Reading the message)
+ * ```ts
+ * import { ToolError } from "@ugent/core"
+ * console.log(new ToolError.OutsideWorkspace({ path: "../etc/passwd", reason: "outside" }).message)
+ * // => ../etc/passwd is outside the workspace. Use a path inside it (relative paths resolve against the workspace root); find files with file.glob or file.list.
+ * ```
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class OutsideWorkspace extends Schema.TaggedError<OutsideWorkspace>()("OutsideWorkspace", {
+  path: Schema.String,
+  reason: Schema.Literals(["outside", "symlink-target", "parent"])
+}) {
+  static readonly kind: Kind = "denied"
+  override get message(): string {
+    const p = shownPath(this.path)
+    const messages: Record<typeof this.reason, string> = {
+      outside: `${p} is outside the workspace. Use a path inside it (relative paths resolve against the workspace root); find files with file.glob or file.list.`,
+      "symlink-target": `${p} resolves through a symbolic link to a place outside the workspace, so it cannot be used. Use a file that lies inside the workspace.`,
+      parent: `The directory of ${p} resolves outside the workspace (through a symbolic link), so nothing can be created there. Choose a directory inside the workspace.`
+    }
+    return messages[this.reason]
+  }
+}
+
+/**
+ * A command line was refused by a shell-text policy before anything ran. Such
+ * a policy is a friendly first refusal, never the boundary (shell text can
+ * always be re-spelled); the message says what to do instead.
+ *
+ * **Example** (Reading the message)
+ * ```ts
+ * import { ToolError } from "@ugent/core"
+ * const e = new ToolError.CommandDenied({ tool: "system.bash", command: "ls && sudo rm x", subcommand: "sudo rm x", rule: "privilege", detail: "it runs sudo, which raises privileges" })
+ * console.log(e.message)
+ * // => system.bash refused the command: it runs sudo, which raises privileges (in "sudo rm x", rule privilege). Nothing was run. Use allowed programs without this pattern, or ask the user to run it.
+ * ```
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class CommandDenied extends Schema.TaggedError<CommandDenied>()("CommandDenied", {
+  tool: Schema.String,
+  command: Schema.String,
+  subcommand: Schema.String,
+  rule: Schema.String,
+  detail: Schema.String
+}) {
+  static readonly kind: Kind = "denied"
+  override get message(): string {
+    return `${this.tool} refused the command: ${this.detail} (in "${this.subcommand}", rule ${this.rule}). Nothing was run. Use allowed programs without this pattern, or ask the user to run it.`
   }
 }
 

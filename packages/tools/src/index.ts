@@ -1,6 +1,6 @@
 /**
  * `@ugent/tools`: the workspace jail and the built-in tools (file, search,
- * git, …) that work inside it.
+ * git, system, …) that work inside it.
  *
  * @since 0.1.0
  */
@@ -37,6 +37,18 @@ export * as GitStatus from "./git/Status.ts"
 export * as Grep from "./search/Grep.ts"
 /** @since 0.2.0 */
 export * as Search from "./search/Search.ts"
+/** @since 0.2.0 */
+export * as Sandbox from "./system/Sandbox.ts"
+/** @since 0.2.0 */
+export * as System from "./system/System.ts"
+/** @since 0.2.0 */
+export * as SystemBash from "./system/Bash.ts"
+/** @since 0.2.0 */
+export * as SystemError from "./system/SystemError.ts"
+/** @since 0.2.0 */
+export * as SystemKill from "./system/Kill.ts"
+/** @since 0.2.0 */
+export * as SystemOutput from "./system/Output.ts"
 /** @since 0.2.0 */
 export * as Web from "./web/Web.ts"
 /** @since 0.2.0 */

@@ -1,28 +1,37 @@
 /**
- * `Sandboxed` runs a tool under a policy: its working directory must lie in
- * the workspace, a command it is given must pass the command policy, it has a
- * wall-time limit, and its output a size limit; shell tools read the scrubbed
- * environment and the limits from {@link Sandbox} and spawn with them.
+ * `Sandboxed` runs a tool under an ADVISORY policy plus resource limits: its
+ * working directory must lie in the workspace, a command it is given must
+ * pass the shell-text policy, it has a wall-time limit, and its output a size
+ * limit; shell tools read the scrubbed environment and the limits from
+ * {@link Sandbox} and spawn with them.
  *
- * **What isolation is real.** This is a policy filter plus process limits,
- * not a kernel sandbox. Every subcommand of a command line (`;`, `&&`, `||`,
- * pipes, subshells, `$(…)`, backticks, here-documents, `sh -c` strings,
- * `timeout`/`nice`/`env`/`xargs`/`find -exec` wrappers) is parsed and must be
- * an allowed program that matches no denied pattern, and anything the parser
- * does not understand is refused. Wall time is enforced by interrupting the
- * call, which kills the child's whole process group (grandchildren included)
- * when the shell tool spawns it in a scope with `ChildProcess`. Secrets are
- * removed from the child's environment. But an allowed program can still do
- * whatever it can do: an interpreter (`node`, `python`) or a build tool runs
- * arbitrary code, a program may read any file the user can read, and a
- * process that calls `setsid` leaves the process group. For isolation from
- * the file system or the network, run the agent in a container or VM.
+ * **What isolation is real: none from this wrapper.** The text policy is a
+ * fast, friendly first refusal whose message a model can act on, not a
+ * security boundary: shell text can always be re-spelled (`((…))` and
+ * `$((…))` re-read as subshells, `$(…)` evaluated inside arithmetic, array
+ * subscripts and `${x@P}`, environment prefixes such as `PATH=.`,
+ * `BASH_ENV`, `GIT_CONFIG_*`, allowed programs that run programs: awk
+ * `system`, sed `e`, tar checkpoint actions, make, git `--upload-pack`).
+ * Every subcommand it can see is parsed (`;`, `&&`, `||`, pipes, subshells,
+ * `$(…)`, backticks, here-documents, `sh -c` strings, `timeout`/`nice`/
+ * `env`/`xargs`/`find -exec` wrappers) and must be an allowed program that
+ * matches no denied pattern; anything the parser does not understand is
+ * refused. The limits are real: wall time is enforced by interrupting the
+ * call, which kills the child's process group when the shell tool spawns it
+ * in a scope with `ChildProcess` (a process that calls `setsid` leaves the
+ * group). {@link scrubEnv} removes what looks like a secret, which is a guess
+ * by name and value, not an allow-list. The boundary is the kernel: the
+ * `system.bash` tool of `@ugent/tools` runs every command in a bubblewrap
+ * sandbox (new namespaces, only the workspace writable, secrets masked, no
+ * network, an allow-listed environment) and can take this policy as its
+ * first refusal (`Sandboxed.textPolicy`). Elsewhere, for isolation from the
+ * file system or the network, run the agent in a container or VM.
  *
  * @since 0.1.0
  */
 import { realpathSync } from "node:fs"
 import * as NodePath from "node:path"
-import { Tool, type ToolError } from "@ugent/core"
+import { Tool, ToolError } from "@ugent/core"
 import { Context, Duration, Effect, Option, Predicate, Schema } from "effect"
 import { dual } from "effect/Function"
 import { optionEncoder } from "./internal/jsonValue.ts"
@@ -153,6 +162,9 @@ const secretNames: ReadonlyArray<RegExp> = [
   /SECRET/i,
   /PASSWORD|PASSWD|PASSPHRASE/i,
   /(^|_)PASS$/i,
+  /PGPASS/i,
+  /.+_PWD$/i, // MYSQL_PWD; not PWD or OLDPWD
+  /WEBHOOK/i,
   /(^|_)KEYS?$/i,
   /API_?KEY/i,
   /ACCESS_?KEY/i,
@@ -169,7 +181,10 @@ const secretNames: ReadonlyArray<RegExp> = [
 ]
 
 const secretValues: ReadonlyArray<RegExp> = [
-  /\/\/[^/\s:@]+:[^/\s@]+@/, // credentials in a URL
+  /\/\/[^/\s:@]*:[^/\s@]+@/, // credentials in a URL, a password without a user too (redis://:pw@host)
+  /^(sk|rk|pk)_(live|test)_/, // payment-provider keys
+  /hooks\.slack\.com\/|discord(app)?\.com\/api\/webhooks\/|webhook\.office\.com\//i,
+  /^[0-9a-f]{40,}$/i, // a bare hex token (40 characters or more)
   /^(sk|rk)-[A-Za-z0-9_-]{16,}/,
   /^sk-ant-/,
   /^gh[pousr]_[A-Za-z0-9]{20,}/,
@@ -185,8 +200,10 @@ const secretValues: ReadonlyArray<RegExp> = [
 /**
  * Whether an environment variable looks like a secret, by its name (`*_KEY`,
  * `*TOKEN*`, `*SECRET*`, `PASSWORD`, `AWS_*`, credentials, auth sockets…) or
- * its value (a URL with a password, a known API-key format, a JWT, a private
- * key).
+ * its value (a URL with a password, a known API-key format, a webhook URL, a
+ * long hex token, a JWT, a private key). A guess, not a guarantee: the
+ * sandboxed `system.bash` of `@ugent/tools` builds its child's environment
+ * from an allow-list instead.
  *
  * @category environment
  * @since 0.1.0
@@ -226,7 +243,9 @@ export const scrubEnv = (
 // --- errors ----------------------------------------------------------------------------------------
 
 /**
- * A command was refused by the command policy before anything ran.
+ * A command was refused by the command policy before anything ran. Defined
+ * once in `@ugent/core` (`ToolError.CommandDenied`), so the shell tool of
+ * `@ugent/tools`, which can apply the same policy, fails with the same class.
  *
  * **Example** (Reading the message)
  * ```ts
@@ -239,39 +258,29 @@ export const scrubEnv = (
  * @category errors
  * @since 0.1.0
  */
-export class CommandDenied extends Schema.TaggedError<CommandDenied>()("CommandDenied", {
-  tool: Schema.String,
-  command: Schema.String,
-  subcommand: Schema.String,
-  rule: Schema.String,
-  detail: Schema.String
-}) {
-  static readonly kind: ToolError.Kind = "denied"
-  override get message(): string {
-    return `${this.tool} refused the command: ${this.detail} (in "${this.subcommand}", rule ${this.rule}). Nothing was run. Use allowed programs without this pattern, or ask the user to run it.`
-  }
-}
+export const CommandDenied = ToolError.CommandDenied
 
 /**
- * The working directory a call asked for is outside the workspace, or does
- * not exist.
+ * @category errors
+ * @since 0.1.0
+ */
+export type CommandDenied = ToolError.CommandDenied
+
+/**
+ * The working directory a call asked for is outside the workspace (by its
+ * path, or through a symbolic link). Defined once in `@ugent/core`
+ * (`ToolError.OutsideWorkspace`), the class the workspace jail raises.
  *
  * @category errors
  * @since 0.1.0
  */
-export class OutsideWorkspace extends Schema.TaggedError<OutsideWorkspace>()("OutsideWorkspace", {
-  tool: Schema.String,
-  cwd: Schema.String,
-  root: Schema.String,
-  reason: Schema.Literals(["outside", "missing"])
-}) {
-  static readonly kind: ToolError.Kind = "denied"
-  override get message(): string {
-    return this.reason === "outside"
-      ? `${this.tool} refused the working directory ${this.cwd}: it is outside the workspace ${this.root}. Use a directory inside the workspace (a relative path is resolved against its root).`
-      : `${this.tool} refused the working directory ${this.cwd}: it does not exist. Create it first, or use an existing directory inside ${this.root}.`
-  }
-}
+export const OutsideWorkspace = ToolError.OutsideWorkspace
+
+/**
+ * @category errors
+ * @since 0.1.0
+ */
+export type OutsideWorkspace = ToolError.OutsideWorkspace
 
 /**
  * The output of a call was larger than the limit and could not be truncated
@@ -390,6 +399,24 @@ const realpath = (p: string): string | undefined => {
   }
 }
 
+/**
+ * The real path of `p`, or, when it does not exist yet, the real path of its
+ * nearest existing ancestor joined with the missing rest (`p` is absolute and
+ * normalized, so the rest holds no `..`).
+ */
+const realOrNearest = (p: string): string => {
+  const missing: Array<string> = []
+  let head = p
+  for (;;) {
+    const real = realpath(head)
+    if (real !== undefined) return NodePath.join(real, ...missing.reverse())
+    const parent = NodePath.dirname(head)
+    if (parent === head) return p
+    missing.push(NodePath.basename(head))
+    head = parent
+  }
+}
+
 const isInside = (root: string, p: string): boolean => {
   const rel = NodePath.relative(root, p)
   return rel === "" || (!rel.startsWith("..") && !NodePath.isAbsolute(rel))
@@ -446,6 +473,56 @@ const truncate = (encoded: unknown, total: number, limit: number): unknown | und
   return size <= limit ? current : undefined
 }
 
+// --- the text policy as a function -------------------------------------------------------------------
+
+/**
+ * What a shell-text policy says of a command line: it passes, or it is
+ * refused with a rule, a detail a model can act on, and the subcommand that
+ * failed.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type TextVerdict =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly rule: string; readonly detail: string; readonly subcommand: string }
+
+/**
+ * The shell-text policy of {@link Sandboxed} as a plain function, for a shell
+ * tool that applies it itself as a first refusal before its own sandbox
+ * (`System.family({ textPolicy: Sandboxed.textPolicy({ allow: "all" }) })`
+ * in `@ugent/tools`). ADVISORY: it catches the plain spellings of denied
+ * commands with a message a model can act on; a re-spelled command gets past
+ * it, and only an operating-system sandbox contains that.
+ *
+ * **Example** (The denied patterns, with every program allowed)
+ * ```ts
+ * import { Sandboxed } from "@ugent/wrappers"
+ * const policy = Sandboxed.textPolicy({ allow: "all" })
+ * const where = { root: "/srv/app", cwd: "/srv/app" }
+ * console.log(policy("npm test && git status", where).ok)
+ * // => true
+ * console.log(policy("git push --force origin main", where))
+ * // => { ok: false, rule: 'git', detail: 'it force-pushes to main', subcommand: 'git push --force origin main' }
+ * ```
+ *
+ * @category policy
+ * @since 0.2.0
+ */
+export const textPolicy = (options?: {
+  readonly allow?: ReadonlyArray<string> | "all" | undefined
+  readonly rules?: ReadonlyArray<DenyRule> | undefined
+}): ((command: string, where: { readonly root: string; readonly cwd: string }) => TextVerdict) => {
+  const allow = options?.allow === "all" ? "all" : new Set(options?.allow ?? defaultAllowedCommands)
+  const rules = options?.rules ?? []
+  return (command, where) => {
+    const verdict = vet(command, { allow, rules, root: where.root, cwd: where.cwd })
+    return verdict.ok
+      ? { ok: true }
+      : { ok: false, rule: verdict.rule, detail: verdict.detail, subcommand: verdict.subcommand }
+  }
+}
+
 // --- the wrapper ----------------------------------------------------------------------------------
 
 // The wrapper itself; exported below with scrubEnv, the policy reference and the defaults attached.
@@ -499,17 +576,20 @@ const sandboxed: {
         Effect.gen(function* () {
           const rootGiven = options?.root ?? process.cwd()
           const root = realpath(rootGiven)
-          if (root === undefined) {
-            return yield* new OutsideWorkspace({ tool: self.name, cwd: rootGiven, root: rootGiven, reason: "missing" })
-          }
+          // The root is the operator's configuration, not the caller's input: a missing one is a defect.
+          if (root === undefined)
+            return yield* Effect.die(new Error(`Sandboxed: the workspace root ${rootGiven} does not exist`))
           const asked = cwdOf(a)
           let cwd = root
           if (asked !== undefined) {
-            const resolved = realpath(NodePath.resolve(root, asked))
-            if (resolved === undefined)
-              return yield* new OutsideWorkspace({ tool: self.name, cwd: asked, root, reason: "missing" })
+            const lexical = NodePath.resolve(root, asked)
+            // A missing directory is decided by its nearest existing ancestor; the tool then reports it missing.
+            const resolved = realOrNearest(lexical)
             if (!isInside(root, resolved)) {
-              return yield* new OutsideWorkspace({ tool: self.name, cwd: asked, root, reason: "outside" })
+              return yield* new OutsideWorkspace({
+                path: asked,
+                reason: isInside(root, lexical) ? "symlink-target" : "outside"
+              })
             }
             cwd = resolved
           }
@@ -565,7 +645,7 @@ const sandboxed: {
  * output over the size limit is cut, keeping head and tail around a notice
  * that says how much was left out, or fails with `OutputTooLarge`. Dual. At
  * hand: `Sandboxed.scrubEnv`, `Sandboxed.isSecret`, `Sandboxed.Policy` (the
- * reference), `Sandboxed.defaultAllowedCommands`.
+ * reference), `Sandboxed.defaultAllowedCommands`, `Sandboxed.textPolicy`.
  *
  * **Example** (A denied subcommand stops the whole command line)
  * ```ts
@@ -598,4 +678,5 @@ export const Sandboxed: typeof sandboxed & {
   readonly isSecret: typeof isSecret
   readonly Policy: typeof Sandbox
   readonly defaultAllowedCommands: typeof defaultAllowedCommands
-} = Object.assign(sandboxed, { scrubEnv, isSecret, Policy: Sandbox, defaultAllowedCommands })
+  readonly textPolicy: typeof textPolicy
+} = Object.assign(sandboxed, { scrubEnv, isSecret, Policy: Sandbox, defaultAllowedCommands, textPolicy })

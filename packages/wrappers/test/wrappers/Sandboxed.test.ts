@@ -274,6 +274,19 @@ describe("Sandboxed", () => {
     )
   })
 
+  describe("textPolicy", () => {
+    it("is the same policy as a function, with the root and cwd of the call", () => {
+      const policy = Sandboxed.textPolicy()
+      const root = workspace()
+      assert.deepStrictEqual(policy("ls && git status", { root, cwd: root }), { ok: true })
+      const denied = policy("cd /tmp && ls", { root, cwd: root })
+      assert.isFalse(denied.ok)
+      assert.strictEqual(denied.ok ? "" : denied.rule, "cd-outside")
+      assert.strictEqual(Sandboxed.textPolicy({ allow: "all" })("npm test", { root, cwd: root }).ok, true)
+      assert.strictEqual(Sandboxed.textPolicy()("npm test", { root, cwd: root }).ok, false)
+    })
+  })
+
   describe("workspace", () => {
     it.effect("runs in the root by default, and in a cwd inside it", () =>
       Effect.gen(function* () {
@@ -300,12 +313,18 @@ describe("Sandboxed", () => {
       }).pipe(Effect.provide(env))
     )
 
-    it.effect("reports a missing cwd", () =>
+    it.effect("leaves a missing cwd inside the root to the tool, and refuses one whose nearest parent is outside", () =>
       Effect.gen(function* () {
-        const { tool } = recorder()
-        const error = yield* Effect.flip(Sandboxed(tool, { root: workspace() }).run({ command: "ls", cwd: "nope" }))
-        assert.strictEqual((error as OutsideWorkspace).reason, "missing")
-        assert.match((error as OutsideWorkspace).message, /does not exist/)
+        const root = workspace()
+        symlinkSync(tmpdir(), join(root, "escape"))
+        const { tool, ran } = recorder()
+        yield* Sandboxed(tool, { root }).run({ command: "ls", cwd: "nope/deeper" })
+        assert.deepStrictEqual(ran, ["ls"])
+        const error = yield* Effect.flip(Sandboxed(tool, { root }).run({ command: "ls", cwd: "escape/nope" }))
+        assert.instanceOf(error, OutsideWorkspace)
+        assert.strictEqual((error as OutsideWorkspace).reason, "symlink-target")
+        assert.strictEqual((error as OutsideWorkspace).path, "escape/nope")
+        assert.deepStrictEqual(ran, ["ls"])
       }).pipe(Effect.provide(env))
     )
   })
@@ -341,6 +360,22 @@ describe("Sandboxed", () => {
         LANG: "C.UTF-8",
         GIT_AUTHOR_NAME: "Agent"
       })
+    })
+
+    it("scrubs the secrets a text filter used to miss (database passwords, payment keys, webhooks, hex tokens)", () => {
+      const scrubbed = Sandboxed.scrubEnv({
+        PATH: "/usr/bin",
+        PWD: "/srv/app",
+        OLDPWD: "/srv",
+        MYSQL_PWD: "hunter2",
+        PGPASS: "/home/a/.pgpass",
+        CACHE: "redis://:hunter2@cache:6379/0",
+        BILLING: "sk_live_51Habcdefghijklmnop",
+        NOTIFY: "https://hooks.slack.com/services/T000/B000/XXXX",
+        SLACK_WEBHOOK_URL: "https://example.com/hook",
+        DEPLOY: "0123456789abcdef0123456789abcdef01234567"
+      })
+      assert.deepStrictEqual(scrubbed, { PATH: "/usr/bin", PWD: "/srv/app", OLDPWD: "/srv" })
     })
 
     it("keeps the names it is told to keep", () => {

@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import type { ToolError } from "@ugent/core"
+import { ToolError } from "@ugent/core"
 import { Schema } from "effect"
 
 /** A path as it may be shown in a message: control characters escaped, so a NUL byte is visible. */
@@ -40,26 +40,19 @@ export class InvalidPath extends Schema.TaggedError<InvalidPath>()("InvalidPath"
 
 /**
  * The path, or what it resolves to through symbolic links, is not inside the
- * workspace root.
+ * workspace root. Defined once in `@ugent/core` (the `Sandboxed` wrapper
+ * raises it too); re-exported here with the other jail errors.
  *
  * @category errors
  * @since 0.1.0
  */
-export class OutsideWorkspace extends Schema.TaggedError<OutsideWorkspace>()("OutsideWorkspace", {
-  path: Schema.String,
-  reason: Schema.Literals(["outside", "symlink-target", "parent"])
-}) {
-  static readonly kind: ToolError.Kind = "denied"
-  override get message(): string {
-    const p = shown(this.path)
-    const messages: Record<typeof this.reason, string> = {
-      outside: `${p} is outside the workspace. Use a path inside it (relative paths resolve against the workspace root); find files with file.glob or file.list.`,
-      "symlink-target": `${p} resolves through a symbolic link to a place outside the workspace, so it cannot be used. Use a file that lies inside the workspace.`,
-      parent: `The directory of ${p} resolves outside the workspace (through a symbolic link), so nothing can be created there. Choose a directory inside the workspace.`
-    }
-    return messages[this.reason]
-  }
-}
+export const OutsideWorkspace = ToolError.OutsideWorkspace
+
+/**
+ * @category errors
+ * @since 0.1.0
+ */
+export type OutsideWorkspace = ToolError.OutsideWorkspace
 
 /**
  * The path matches a blocked name of the workspace policy (secrets, private

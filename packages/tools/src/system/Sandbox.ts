@@ -1,0 +1,281 @@
+/**
+ * The `Sandbox` runs shell commands inside an operating-system sandbox: on
+ * Linux, bubblewrap, with new user, PID, IPC, UTS, cgroup and network
+ * namespaces. The kernel is the boundary, not the text of the command.
+ *
+ * **What isolation is real (Linux, bubblewrap).**
+ * - Files: only the workspace is mounted writable, at its real path. Inside
+ *   it, every entry the workspace policy blocks is masked (`.env*`, keys,
+ *   credential files: empty and read-only), `.git` is read-only (no hook,
+ *   config or alternates can be planted for the host's git to run later) and
+ *   `.ugent` is hidden. System directories (`/usr`, `/bin`, `/lib*`) are
+ *   read-only; the host's `/etc` is not mounted (a synthetic one names the
+ *   sandbox user; `/etc/passwd`, `/etc/shadow` and the rest of the host's are
+ *   not there), nor are `/home`, `/root`, `/var`, `/run` or `/sys`; `/tmp` is
+ *   private and size-limited, `/proc` shows only the sandbox's processes,
+ *   `/dev` is minimal. The root is read-only.
+ * - Network: none unless the operator allows it (`network: true`): a new
+ *   network namespace has only its own loopback, so the host's loopback
+ *   services (databases, metadata proxies) are unreachable too.
+ * - Privileges: an unprivileged user (uid 1000) with no capabilities, in a
+ *   new session (no terminal injection), with further user namespaces
+ *   disabled where bubblewrap can (`--disable-userns`).
+ * - Environment: built from an allow-list (`PATH`, `HOME`, `LANG`, `TERM`, …
+ *   and the operator's `env`); nothing of the server's environment is copied.
+ * - Processes: a run is one PID namespace. When it ends (exit, timeout,
+ *   `system.kill`, a caller that gave up, shutdown) the sandbox's monitor is
+ *   killed, its init dies with it, and the kernel kills every process of the
+ *   namespace, whatever group or session they moved to. The number of
+ *   processes is limited by `RLIMIT_NPROC`, which the kernel counts per user
+ *   namespace, or, on a host where the server runs as root (exempt from that
+ *   limit), by a `pids` control group where one can be made; file size by
+ *   `RLIMIT_FSIZE`; output by a byte ceiling after which the run is stopped.
+ *
+ * **What is not isolated.** Memory is not limited beyond the process count;
+ * CPU time only by the wall-time limit. The kernel is shared: a kernel bug
+ * reachable from an unprivileged user namespace is an escape. Unix sockets
+ * inside the workspace reach whatever listens on them. A shell-text policy
+ * (`textPolicy`) may run first as a friendly refusal; it is advisory.
+ *
+ * **Where there is no sandbox** (no bubblewrap, or user namespaces refused)
+ * the shell is not offered at all, unless the operator passes the loudly
+ * named opt-out `unsandboxed: "I-understand-this-runs-unsandboxed"`: then
+ * commands run as the server's user, with the allow-listed environment,
+ * resource limits and process-group kill only.
+ *
+ * Prior art: Anthropic's sandbox-runtime also drives bubblewrap on Linux;
+ * bubblewrap is used directly here, because the masks come from the
+ * workspace's own policy, network is on or off (no proxy needed), and one
+ * process fewer per call keeps the overhead small.
+ *
+ * @since 0.2.0
+ */
+import type { ToolError } from "@ugent/core"
+import { Context, Effect, Layer, Schema } from "effect"
+import type { ChildProcessSpawner } from "effect/process"
+import * as internal from "../internal/system/sandbox.ts"
+import type { Workspace } from "../Workspace.ts"
+import type { SandboxFailed, TooManyRuns, UnknownRun } from "./SystemError.ts"
+
+// ---------------------------------------------------------------------------
+// Models
+// ---------------------------------------------------------------------------
+
+/**
+ * The words an operator must pass, exactly, to run the shell where no
+ * sandbox exists.
+ *
+ * @category constants
+ * @since 0.2.0
+ */
+export const unsandboxedConsent: typeof internal.unsandboxedConsent = internal.unsandboxedConsent
+
+/**
+ * A shell-text policy run before the sandbox, as a friendly first refusal
+ * (`Sandboxed.textPolicy(...)` of `@ugent/wrappers` is one). Advisory: shell
+ * text can always be re-spelled; the sandbox is the boundary.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type TextPolicy = (
+  command: string,
+  where: { readonly root: string; readonly cwd: string }
+) =>
+  | { readonly ok: true }
+  | { readonly ok: false; readonly rule: string; readonly detail: string; readonly subcommand: string }
+
+/**
+ * Resource limits of every run.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Limits {
+  /** Processes and threads at once (default 1024). */
+  readonly processes?: number | undefined
+  /** Largest file a command may write, in bytes (default 1 GiB). */
+  readonly fileBytes?: number | undefined
+  /** Size of the private `/tmp`, in bytes (default 512 MiB). */
+  readonly tmpBytes?: number | undefined
+  /** Characters of output returned, stdout and stderr together, head and tail kept (default 30,000). */
+  readonly outputChars?: number | undefined
+  /** Bytes of output after which a run is stopped (default 16 MiB). */
+  readonly outputBytes?: number | undefined
+  /** Background runs running at once (default 8). */
+  readonly backgroundRuns?: number | undefined
+}
+
+/**
+ * How the sandbox is built. Every option is the operator's, never a
+ * caller's.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Options {
+  /** Share the host's network (default `false`: no network at all). */
+  readonly network?: boolean | undefined
+  /** Run commands without a sandbox where none can be made. Only these exact words enable it. */
+  readonly unsandboxed?: typeof unsandboxedConsent | undefined
+  /** A first, advisory refusal of shell text, before anything runs. */
+  readonly textPolicy?: TextPolicy | undefined
+  /** Further host directories mounted read-only at the same path (a toolchain outside `/usr`). */
+  readonly readOnly?: ReadonlyArray<string> | undefined
+  /** Further environment variables, by value (the server's own environment is never copied). */
+  readonly env?: Readonly<Record<string, string>> | undefined
+  readonly limits?: Limits | undefined
+  /** The bubblewrap binary (default: `bwrap` on the PATH). */
+  readonly bwrap?: string | undefined
+}
+
+/**
+ * What isolation this machine gives, found when the sandbox is built.
+ * `kind` is `none` when no sandbox can be made and no opt-out was given: the
+ * shell is then not offered.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Isolation {
+  readonly kind: "bubblewrap" | "unsandboxed" | "none"
+  /** Why there is no sandbox, or what the sandbox is, in a sentence. */
+  readonly reason: string
+  readonly network: boolean
+  /** What limits the number of processes: the resource limit, a control group, or nothing but the time limit. */
+  readonly processLimit: "rlimit" | "cgroup" | "none"
+  /** Whether further user namespaces are disabled inside the sandbox. */
+  readonly nestedUserNamespaces: "disabled" | "allowed"
+}
+
+/**
+ * The state of a run: `running`; `exited` (with its exit code);
+ * `timed-out`, `killed` or `output-limit` (its whole process tree was
+ * killed); `failed` (it could not start).
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
+export const Status = Schema.Literals(["running", "exited", "timed-out", "killed", "output-limit", "failed"])
+
+/**
+ * A run as a caller sees it: its id (for `system.output` and `system.kill`),
+ * state, exit code, output so far (at most 30,000 characters over both
+ * streams by default, head and tail kept around a note of what was cut),
+ * duration, and whether it ran in a sandbox.
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
+export const Run = Schema.Struct({
+  id: Schema.String,
+  command: Schema.String,
+  background: Schema.Boolean,
+  status: Status,
+  exitCode: Schema.NullOr(Schema.Int),
+  stdout: Schema.String,
+  stderr: Schema.String,
+  durationMillis: Schema.Int,
+  timedOut: Schema.Boolean,
+  truncated: Schema.Boolean,
+  sandbox: Schema.Literals(["bubblewrap", "unsandboxed"])
+})
+
+/**
+ * @category models
+ * @since 0.2.0
+ */
+export type Run = typeof Run.Type
+
+/**
+ * What to run: a command line for `bash -c`, the real working directory
+ * (inside the workspace), and the time limit.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Request {
+  readonly command: string
+  readonly cwd: string
+  readonly timeoutMillis: number
+}
+
+/**
+ * The failures of starting a run.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type StartError = ToolError.CommandDenied | TooManyRuns | SandboxFailed
+
+// ---------------------------------------------------------------------------
+// Service
+// ---------------------------------------------------------------------------
+
+/**
+ * What the sandbox offers.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface SandboxShape {
+  readonly isolation: Isolation
+  /** Runs a command to its end (exit, timeout, output ceiling); interrupting the call kills the run. */
+  readonly run: (request: Request) => Effect.Effect<Run, StartError>
+  /** Starts a command in the background and returns at once. */
+  readonly start: (request: Request) => Effect.Effect<Run, StartError>
+  /** A run started by this sandbox, as it is now. */
+  readonly output: (id: string) => Effect.Effect<Run, UnknownRun>
+  /** Kills a run's whole process tree and returns its final state. */
+  readonly kill: (id: string) => Effect.Effect<Run, UnknownRun>
+}
+
+/**
+ * The sandbox service.
+ *
+ * @category services
+ * @since 0.2.0
+ */
+export class Sandbox extends Context.Service<Sandbox, SandboxShape>()("ugent/tools/Sandbox") {}
+
+// ---------------------------------------------------------------------------
+// Construction
+// ---------------------------------------------------------------------------
+
+/**
+ * The sandbox over the current workspace. Building it finds bubblewrap and
+ * runs it once to see that namespaces can be made (a few milliseconds); the
+ * result is in `isolation`. Closing the layer kills every run still going.
+ *
+ * **Example** (A command sees the workspace and nothing else)
+ * ```ts
+ * import { Sandbox, Workspace } from "@ugent/tools"
+ * import { NodeServices } from "@effect/platform-node"
+ * import { Effect, Layer } from "effect"
+ * import { mkdtempSync, realpathSync, writeFileSync } from "node:fs"
+ * import { tmpdir } from "node:os"
+ * import { join } from "node:path"
+ * const root = realpathSync(mkdtempSync(join(tmpdir(), "ws-")))
+ * writeFileSync(join(root, "notes.txt"), "hi\n")
+ * writeFileSync(join(root, ".env"), "TOKEN=s3cret\n")
+ * const program = Effect.gen(function* () {
+ *   const sandbox = yield* Sandbox.Sandbox
+ *   if (sandbox.isolation.kind !== "bubblewrap") return "no sandbox here"
+ *   const run = yield* sandbox.run({ command: "cat notes.txt .env; cat /etc/shadow /root/.bashrc 2>&1", cwd: root, timeoutMillis: 10_000 })
+ *   return [run.status, run.exitCode, run.stdout]
+ * })
+ * const layer = Sandbox.layer().pipe(Layer.provideMerge(Workspace.layer({ root })), Layer.provide(NodeServices.layer))
+ * console.log(await Effect.runPromise(Effect.scoped(Effect.provide(program, layer))))
+ * // => [ 'exited', 1, 'hi\ncat: /etc/shadow: No such file or directory\ncat: /root/.bashrc: No such file or directory\n' ]
+ * ```
+ *
+ * @category layers
+ * @since 0.2.0
+ */
+export const layer = (
+  options?: Options
+): Layer.Layer<Sandbox, never, Workspace | ChildProcessSpawner.ChildProcessSpawner> =>
+  Layer.effect(
+    Sandbox,
+    Effect.map(internal.make(options), (shape) => Sandbox.of(shape))
+  )
