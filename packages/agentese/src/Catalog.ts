@@ -45,9 +45,19 @@ export interface Offer extends Description {
  * @since 0.2.0
  */
 export const permits = (entry: Entry, observer: Observer.ObserverShape, recipe: Recipe.Recipe): boolean => {
-  const decision = Recipe.decide(recipe, entry.path, entry.tool.trust)
+  const decision = Recipe.decide(recipe, entry.path, baseLevel(entry))
   return decision._tag === "Allowed" && observer.trust >= decision.requiredTrust
 }
+
+/**
+ * The lowest level a path can need: the tool's own, or for a level that
+ * depends on the input, its minimum (a shell allowed at L1 for some
+ * commands is listed at L1).
+ *
+ * @category policy
+ * @since 0.2.0
+ */
+export const baseLevel = (entry: Entry): Trust.TrustLevel => entry.level?.min ?? entry.tool.trust
 
 /**
  * The offer of an entry under a recipe.
@@ -56,10 +66,10 @@ export const permits = (entry: Entry, observer: Observer.ObserverShape, recipe: 
  * @since 0.2.0
  */
 export const offerOf = (registry: RegistryShape, entry: Entry, recipe: Recipe.Recipe): Offer => {
-  const decision = Recipe.decide(recipe, entry.path, entry.tool.trust)
+  const decision = Recipe.decide(recipe, entry.path, baseLevel(entry))
   return {
     ...registry.describeEntry(entry),
-    requiredTrust: decision._tag === "Allowed" ? decision.requiredTrust : entry.tool.trust,
+    requiredTrust: decision._tag === "Allowed" ? decision.requiredTrust : baseLevel(entry),
     requiresApproval: decision._tag === "Allowed" && decision.approval
   }
 }

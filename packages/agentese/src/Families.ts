@@ -10,13 +10,14 @@
  * | `world.tools.search.grep` | search | L0 |
  * | `world.tools.git.status` / `log` / `diff` / `blame` / `show` | git | L0 |
  * | `world.tools.web.fetch` / `search` | web | L0 (calls the network) |
+ * | `world.tools.system.bash` / `output` / `kill` | system | L3 (a recipe's `shell` lowers plain commands) |
  * | `self.memory.read` / `list` | memory | L0 |
  *
  * @since 0.2.0
  */
 import { Family } from "@ugent/core"
-import { Files, Git, Search, Web } from "@ugent/tools"
-import { Summarized } from "@ugent/wrappers"
+import { Files, Git, Sandbox, Search, System, Web } from "@ugent/tools"
+import { Sandboxed, Summarized } from "@ugent/wrappers"
 
 /**
  * The `self.memory` family: results kept in working memory (by the result
@@ -40,17 +41,34 @@ export const memory = Family.make({
 export interface Configuration {
   /** Hosts the web tools may reach although private or local (the recipe's `allowHosts`). */
   readonly allowHosts?: ReadonlyArray<string> | undefined
+  /** Plain commands the shell runs below L3 (the recipe's `shell`). */
+  readonly shell?: System.Options["shell"]
+  /** Whether shell commands may use the network (the recipe's `shellNetwork`, or the operator's). */
+  readonly shellNetwork?: boolean | undefined
+  /** The operator's consent to a shell without a sandbox where none can be made (L3 callers only). */
+  readonly unsandboxed?: typeof Sandbox.unsandboxedConsent | undefined
 }
 
 /**
- * Every family a server serves by default: the built-in ones and the web
- * (`web.search` only when a search provider is configured).
+ * Every family a server serves by default: the built-in ones, the web
+ * (`web.search` only when a search provider is configured) and the
+ * sandboxed shell (`system.*`, only where a sandbox can be made).
  *
  * @category families
  * @since 0.2.0
  */
 export const standard = (configuration: Configuration = {}) =>
-  [...builtIn, Web.family({ allowHosts: configuration.allowHosts })] as const
+  [
+    ...builtIn,
+    Web.family({ allowHosts: configuration.allowHosts }),
+    System.family({
+      shell: configuration.shell,
+      network: configuration.shellNetwork === true,
+      unsandboxed: configuration.unsandboxed,
+      // The text policy is a fast, friendly first refusal; the sandbox is the boundary.
+      textPolicy: Sandboxed.textPolicy({ allow: "all" })
+    })
+  ] as const
 
 /**
  * The built-in families that need no configuration, in the order they are registered.

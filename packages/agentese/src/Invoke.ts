@@ -363,7 +363,7 @@ export const layer = (
               step.entry.path,
               id,
               denied === undefined ? stepInput(i, step.args, request.input, previous) : (request.input ?? {}),
-              { decision: step.decision, settings, session, from, refusal: undefined },
+              { decision: step.decision, recipe, settings, session, from, refusal: undefined },
               request.alternatives
             )
             if (!outcome.ok) return i === 0 ? outcome : { ...outcome, callId }
@@ -399,6 +399,7 @@ export const layer = (
                       {},
                       {
                         decision: Recipe.decide(recipe, path, entry.tool.trust),
+                        recipe,
                         settings: settingsOf(recipe),
                         session: options?.session ?? observer.session,
                         from: undefined,

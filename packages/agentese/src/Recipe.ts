@@ -84,6 +84,19 @@ export const RecipeSchema = Schema.Struct({
    * other private, loopback, link-local or metadata address stays refused.
    */
   allowHosts: Schema.optionalKey(Schema.Array(Schema.String)),
+  /**
+   * Plain shell commands (`system.bash`) allowed below L3: a call whose
+   * every command matches a pattern (`"git status"`, `"npm test"`, `"git
+   * diff *"`) needs `level`; any other command line needs L3.
+   */
+  shell: Schema.optionalKey(
+    Schema.Struct({
+      level: Schema.Literals([1, 2, 3]),
+      commands: Schema.Array(Schema.String)
+    })
+  ),
+  /** Whether shell commands may use the network (default false: the sandbox has none). */
+  shellNetwork: Schema.optionalKey(Schema.Boolean),
   /** The largest result a call returns, in estimated tokens (characters / 4); a larger one goes to working memory. */
   resultBudgetTokens: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(100)))
 }).annotate({ title: "Recipe", description: "The policy of a room: what a caller may see and call." })

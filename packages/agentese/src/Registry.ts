@@ -25,6 +25,10 @@ export interface Entry {
   readonly family: string
   readonly tool: Family.Closed
   readonly present?: ((output: unknown, input: unknown) => Family.Presentation) | undefined
+  /** A level that depends on the input (see `Family.Level`); without it, the tool's own. */
+  readonly level?: Family.Level | undefined
+  /** The time limit the tool sets itself for an input, if any. */
+  readonly timeout?: ((input: unknown) => number | undefined) | undefined
 }
 
 /**
@@ -200,7 +204,9 @@ export const entriesOf = (
       path: `${family.prefix}.${name}`,
       family: family.name,
       tool: member.tool,
-      present: member.present
+      present: member.present,
+      level: member.level,
+      timeout: member.timeout
     }))
   )
 

@@ -13,7 +13,7 @@
  * @since 0.1.0
  */
 import { type Family, Observer, ReadProof, Trust } from "@ugent/core"
-import { Workspace } from "@ugent/tools"
+import { type Sandbox, Workspace } from "@ugent/tools"
 import { type Limit, RateLimited, Stores } from "@ugent/wrappers"
 import { Duration, Effect, Layer } from "effect"
 import { CircuitBreaker as Breaker, RateLimiter } from "effect/persistence"
@@ -83,6 +83,14 @@ export interface Options {
   readonly approver?: ((request: Trust.ApprovalRequest) => Effect.Effect<boolean>) | undefined
   /** How long an approval may wait before it counts as a denial (default 30 s). */
   readonly approvalTimeout?: Duration.Input | undefined
+  /** Whether shell commands may use the network (default: the recipe's `shellNetwork`, else no). */
+  readonly shellNetwork?: boolean | undefined
+  /**
+   * The operator's consent to serve the shell without a sandbox where none
+   * can be made: exactly `Sandbox.unsandboxedConsent`, and only for an L3
+   * caller (otherwise the server does not start).
+   */
+  readonly unsandboxed?: typeof Sandbox.unsandboxedConsent | undefined
   /** The workspace's writable globs for L1 callers (default: the workspace policy's). */
   readonly writable?: ReadonlyArray<string> | undefined
   /**
@@ -181,8 +189,17 @@ export const layer = (options: Options) => {
   })
   // One stores layer, shared by the road (traces, audit) and the families (working memory).
   const stores = storesLayer(options)
+  if (options.unsandboxed !== undefined && options.trust !== 3) {
+    throw new Error("Server.layer: an unsandboxed shell is served only to an L3 caller (trust: 3).")
+  }
   const families: ReadonlyArray<Family.Family<HostServices, unknown>> =
-    options.families ?? Families.standard({ allowHosts: options.recipe?.allowHosts })
+    options.families ??
+    Families.standard({
+      allowHosts: options.recipe?.allowHosts,
+      shell: options.recipe?.shell,
+      shellNetwork: options.shellNetwork ?? options.recipe?.shellNetwork,
+      unsandboxed: options.unsandboxed
+    })
   const registry = Registry.layer(families).pipe(Layer.provide(Layer.mergeAll(workspace, stores)))
   const road = Invoke.layer(overridesOf(options)).pipe(
     Layer.provide(Layer.mergeAll(limiterLayers(options), Loop.layerMemory, Sessions.layerMemory())),

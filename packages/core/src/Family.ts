@@ -10,6 +10,7 @@
  * @since 0.2.0
  */
 import { Context, Effect, Layer, type Scope } from "effect"
+import type { TrustLevel } from "./internal/level.ts"
 import type * as Trust from "./Trust.ts"
 import * as Tool from "./Tool.ts"
 
@@ -36,7 +37,23 @@ export interface Presentation {
 }
 
 /**
- * A built tool of a family, with how its results are told.
+ * A level that depends on the input: a shell allowed at L1 for a list of
+ * plain commands and at L3 for anything else. `min` is the lowest it can be
+ * (what a listing shows); `of` is the level a decoded input needs, never
+ * below `min`. A host gates the call at `of(input)` and, having checked it,
+ * runs the tool with the capability the tool's own level asks for.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Level {
+  readonly min: TrustLevel
+  readonly of: (input: unknown) => TrustLevel
+}
+
+/**
+ * A built tool of a family, with how its results are told and, if it
+ * depends on the input, its level.
  *
  * @category models
  * @since 0.2.0
@@ -44,6 +61,13 @@ export interface Presentation {
 export interface Member {
   readonly tool: Closed
   readonly present?: ((output: unknown, input: unknown) => Presentation) | undefined
+  readonly level?: Level | undefined
+  /**
+   * For a tool that enforces its own time limit (a shell command's
+   * `timeoutSeconds`): the longest a call with this input may take, in
+   * milliseconds, so a host's shorter limit does not cut it first.
+   */
+  readonly timeout?: ((input: unknown) => number | undefined) | undefined
 }
 
 /**
@@ -121,6 +145,27 @@ export type Presenters<T extends Readonly<Record<string, Tool.Any>>> = {
 }
 
 /**
+ * Input-dependent levels of a record's tools, typed by each tool's input.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type Levels<T extends Readonly<Record<string, Tool.Any>>> = {
+  readonly [K in keyof T]?: { readonly min: TrustLevel; readonly of: (input: Tool.Input<T[K]>) => TrustLevel }
+}
+
+/**
+ * The time limits tools set themselves, typed by each tool's input (see
+ * {@link Member}).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type Timeouts<T extends Readonly<Record<string, Tool.Any>>> = {
+  readonly [K in keyof T]?: (input: Tool.Input<T[K]>) => number | undefined
+}
+
+/**
  * A family of a fixed record of tools, with an optional layer for their
  * services. The host provides what the layer needs and what the tools need
  * beyond the layer.
@@ -150,13 +195,15 @@ export const make = <
   readonly tools: T
   readonly layer?: Layer.Layer<ROut, E, RIn> | undefined
   readonly present?: Presenters<T> | undefined
+  readonly levels?: Levels<T> | undefined
 }): Family<RIn | Exclude<ServicesOf<T>, ROut>, E> =>
   effect({
     name: options.name,
     prefix: options.prefix,
     tools: Effect.succeed(options.tools),
     ...(options.layer !== undefined ? { layer: options.layer } : {}),
-    ...(options.present !== undefined ? { present: options.present } : {})
+    ...(options.present !== undefined ? { present: options.present } : {}),
+    ...(options.levels !== undefined ? { levels: Effect.succeed(options.levels) } : {})
   }) as Family<RIn | Exclude<ServicesOf<T>, ROut>, E>
 
 /**
@@ -181,6 +228,10 @@ export const effect = <
   readonly tools: Effect.Effect<T, E1, R1>
   readonly layer?: Layer.Layer<ROut, E, RIn> | undefined
   readonly present?: Presenters<T> | undefined
+  /** Input-dependent levels, chosen when the family is built. */
+  readonly levels?: Effect.Effect<Levels<T>, never, R1> | undefined
+  /** The time limits tools set themselves. */
+  readonly timeouts?: Timeouts<T> | undefined
 }): Family<RIn | Exclude<Exclude<R1, Scope.Scope> | ServicesOf<T>, ROut>, E | E1> => ({
   name: options.name,
   prefix: options.prefix,
@@ -193,8 +244,19 @@ export const effect = <
     const present = (options.present ?? {}) as Readonly<
       Record<string, ((output: unknown, input: unknown) => Presentation) | undefined>
     >
+    const levels = (
+      options.levels === undefined ? {} : yield* Effect.provide(options.levels, captured as Context.Context<R1>)
+    ) as Readonly<Record<string, Level | undefined>>
+    const timeouts = (options.timeouts ?? {}) as Readonly<
+      Record<string, ((input: unknown) => number | undefined) | undefined>
+    >
     for (const [name, tool] of Object.entries(tools)) {
-      members[name] = { tool: close(tool, captured), present: present[name] }
+      members[name] = {
+        tool: close(tool, captured),
+        present: present[name],
+        level: levels[name],
+        timeout: timeouts[name]
+      }
     }
     return members
   }) as Effect.Effect<

@@ -18,6 +18,7 @@ import { resolve } from "node:path"
 import { text as readAll } from "node:stream/consumers"
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { ToolError, Trust } from "@ugent/core"
+import { Sandbox } from "@ugent/tools"
 import { AuditStore } from "@ugent/wrappers"
 import { Cause, Console, Context, Effect, Exit, Fiber, Layer, Logger, Option, Predicate, Runtime, Schema } from "effect"
 import { Argument, CliError, CliOutput, Command, Flag } from "effect/cli"
@@ -143,6 +144,18 @@ const common = {
     ),
     Flag.optional
   ),
+  shellNetwork: Flag.Boolean("shell-network").pipe(
+    Flag.withDescription(
+      "Let shell commands (world.tools.system.bash) use the network; by default the sandbox has none"
+    ),
+    Flag.withDefault(false)
+  ),
+  unsandboxed: Flag.Boolean("dangerously-run-shell-unsandboxed").pipe(
+    Flag.withDescription(
+      "Serve world.tools.system.bash WITHOUT a sandbox where none can be made (bubblewrap missing). Only with --trust L3: commands then run with your user's rights"
+    ),
+    Flag.withDefault(false)
+  ),
   budget: Flag.Int("budget").pipe(
     Flag.withDescription(
       "The largest result returned whole, in estimated tokens (default 25000); a larger one goes to working memory"
@@ -170,6 +183,8 @@ type Common = {
   readonly timeout: Option.Option<string>
   readonly loop: Option.Option<string>
   readonly budget: Option.Option<number>
+  readonly shellNetwork: boolean
+  readonly unsandboxed: boolean
 }
 
 const storesOf = (
@@ -278,6 +293,12 @@ export const setupOf = (
     if (stores === "sqlite") {
       yield* State.prepare(root).pipe(Effect.mapError((e) => new UsageError({ problem: e.message })))
     }
+    if (flags.unsandboxed && trust !== 3) {
+      return yield* new UsageError({
+        problem:
+          "--dangerously-run-shell-unsandboxed needs --trust L3: an unsandboxed shell runs anything with your user's rights."
+      })
+    }
     if (Option.isSome(flags.budget) && flags.budget.value < 100) {
       return yield* new UsageError({
         problem: `--budget ${flags.budget.value} is too small: give at least 100 tokens.`
@@ -300,6 +321,8 @@ export const setupOf = (
       timeout: yield* durationFlag(flags.timeout),
       loop: yield* loopFlag(flags.loop),
       budgetTokens: Option.getOrUndefined(flags.budget),
+      shellNetwork: flags.shellNetwork ? true : undefined,
+      unsandboxed: flags.unsandboxed ? Sandbox.unsandboxedConsent : undefined,
       proofKey: defaults.proofKey ? "workspace" : undefined
     }
   })

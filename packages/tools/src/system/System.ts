@@ -25,7 +25,13 @@ import * as Sandbox from "./Sandbox.ts"
  * @category models
  * @since 0.2.0
  */
-export type Options = Sandbox.Options
+export interface Options extends Sandbox.Options {
+  /**
+   * Plain commands `system.bash` may run below L3 (the recipe's `shell`):
+   * such a call needs the allowance's level; any other needs L3.
+   */
+  readonly shell?: SystemBash.ShellAllowance | undefined
+}
 
 const lines = (text: string) => (text === "" ? 0 : text.split("\n").length - (text.endsWith("\n") ? 1 : 0))
 
@@ -76,5 +82,17 @@ export const family = (options: Options = {}) =>
       if (sandbox.isolation.kind === "unsandboxed") yield* Effect.logWarning(sandbox.isolation.reason)
       return tools as Partial<typeof tools>
     }),
-    present: { "system.bash": tell, "system.output": tell, "system.kill": tell }
+    present: { "system.bash": tell, "system.output": tell, "system.kill": tell },
+    timeouts: { "system.bash": (input) => (input.timeoutSeconds ?? SystemBash.defaultTimeoutSeconds) * 1000 },
+    levels: Effect.map(Sandbox.Sandbox, (sandbox) => {
+      const shell = options.shell
+      if (shell === undefined) return {}
+      return {
+        "system.bash": {
+          min: shell.level,
+          of: (input: { readonly command: string; readonly background?: boolean | undefined }) =>
+            SystemBash.requiredLevel(input, shell, sandbox.isolation)
+        }
+      }
+    })
   })

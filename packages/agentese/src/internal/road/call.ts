@@ -30,7 +30,7 @@ import * as Budget from "../../Budget.ts"
 import * as Loop from "../../Loop.ts"
 import { matches } from "../../Path.ts"
 import type * as Profile from "../../Profile.ts"
-import type * as Recipe from "../../Recipe.ts"
+import * as Recipe from "../../Recipe.ts"
 import type { Entry } from "../../Registry.ts"
 import type * as Sessions from "../../Sessions.ts"
 
@@ -64,6 +64,8 @@ export class PipelineMismatch extends Schema.TaggedError<PipelineMismatch>()("Pi
 /** What the road decided about a call before it runs. */
 export interface Plan {
   readonly decision: Recipe.Decision
+  /** The caller's recipe, for a level that depends on the input. */
+  readonly recipe: Recipe.Recipe
   readonly settings: Profile.Settings
   /** The caller's session, when it keeps state (an MCP connection, an agent loop). */
   readonly session: string | undefined
@@ -190,21 +192,27 @@ export const serve = (entry: Entry, deps: Deps) => {
       yield* checkLevel(entry, decision.requiredTrust, observer)
       const input = yield* supplyProof(deps, plan.session, raw)
       const decoded = yield* decode(entry, plan.from, input)
+      // A level that depends on the input is decided now, on the decoded input, by the same recipe.
+      const decided = entry.level === undefined ? decision : Recipe.decide(plan.recipe, path, entry.level.of(decoded))
+      if (decided._tag === "Denied") return yield* new PolicyDenied({ path, reason: decided.reason })
+      yield* checkLevel(entry, decided.requiredTrust, observer)
       const loop = plan.settings.loop
       const loopKey = loop === undefined ? undefined : Loop.keyOf(observer.id, path, decoded, deps.root)
       if (loop !== undefined && loopKey !== undefined) yield* deps.loops.check(loopKey, path, loop)
       yield* Trust.admit({
         tool: path,
         observer,
-        required: decision.requiredTrust,
-        toolTrust: entry.tool.trust,
+        required: decided.requiredTrust,
+        toolTrust: entry.level === undefined ? entry.tool.trust : decided.requiredTrust,
         irreversible: entry.tool.effects.irreversible,
-        approval: decision.approval ? "the recipe asks for approval of every call of this path" : undefined,
+        approval: decided.approval ? "the recipe asks for approval of every call of this path" : undefined,
         input: decoded
       })
+      // A call admitted below the tool's own level (its input needs less) runs with the capability the tool asks for.
+      const runner = observer.trust < entry.tool.trust ? { ...observer, trust: entry.tool.trust } : observer
       const output = yield* guarded
         .run(decoded)
-        .pipe(Effect.provideService(RateLimited.Limits, limitsFor(plan.settings, path)), Trust.runAs(observer))
+        .pipe(Effect.provideService(RateLimited.Limits, limitsFor(plan.settings, path)), Trust.runAs(runner))
       if (writes) yield* deps.loops.progress
       if (loop !== undefined && loopKey !== undefined) {
         yield* deps.loops.record(loopKey, Loop.fingerprint(output), loop)

@@ -38,7 +38,11 @@ export const plan = (
   for (const step of parsed) {
     const entry = registry.get(step.path)
     if (entry === undefined) return { _tag: "Unplanned", path: step.path, error: registry.unknown(step.path) }
-    steps.push({ entry, decision: Recipe.decide(recipe, entry.path, entry.tool.trust), args: step.args })
+    steps.push({
+      entry,
+      decision: Recipe.decide(recipe, entry.path, entry.level?.min ?? entry.tool.trust),
+      args: step.args
+    })
   }
   return { _tag: "Planned", steps }
 }
