@@ -12,12 +12,16 @@
  * | `world.tools.web.fetch` / `search` | web | L0 (calls the network) |
  * | `world.tools.system.bash` / `output` / `kill` | system | L3 (a recipe's `shell` lowers plain commands) |
  * | `self.memory.read` / `list` | memory | L0 |
+ * | `self.tools.task.create` / `update` / `list` | self | L0 |
+ * | `self.tools.mode.plan` / `execute` | self | L0 |
+ * | `self.tools.clarify` | self | L0 |
  *
  * @since 0.2.0
  */
 import { Family } from "@ugent/core"
 import { Files, Git, Sandbox, Search, System, Web } from "@ugent/tools"
 import { Sandboxed, Summarized } from "@ugent/wrappers"
+import * as Self from "./self/Self.ts"
 
 /**
  * The `self.memory` family: results kept in working memory (by the result
@@ -61,6 +65,7 @@ export const standard = (configuration: Configuration = {}) =>
   [
     ...builtIn,
     Web.family({ allowHosts: configuration.allowHosts }),
+    Self.family,
     System.family({
       shell: configuration.shell,
       network: configuration.shellNetwork === true,

@@ -38,6 +38,7 @@ import * as Parse from "./Parse.ts"
 import * as Profile from "./Profile.ts"
 import * as Recipe from "./Recipe.ts"
 import { Registry, type RegistryShape, UnknownPath } from "./Registry.ts"
+import * as Modes from "./self/Modes.ts"
 import * as Sessions from "./Sessions.ts"
 
 export {
@@ -212,6 +213,7 @@ export type RoadServices =
   | MemoryStore.MemoryStore
   | Loop.LoopDetector
   | Sessions.Sessions
+  | Modes.Modes
 
 type Served = ReturnType<typeof serve>
 
@@ -255,6 +257,7 @@ export const layer = (
       const loops = Context.get(services, Loop.LoopDetector)
       const sessions = Context.get(services, Sessions.Sessions)
       const memory = Context.get(services, MemoryStore.MemoryStore)
+      const modes = Context.get(services, Modes.Modes)
       const fallback = options.fallbackProfile ?? "local"
 
       const served = new Map<string, Served>()
@@ -266,6 +269,7 @@ export const layer = (
             loops,
             sessions,
             memory,
+            modes,
             root: options.root,
             breaker: options.breaker,
             takesProof: input.properties?.proof !== undefined
@@ -324,6 +328,7 @@ export const layer = (
             .run(raw)
             .pipe(
               Effect.provideService(CurrentPlan, callPlan),
+              Effect.provideService(Sessions.Current, callPlan.session),
               Traced.withCallId(callId),
               Effect.provideService(Summarized.MemoryTools, memoryTools),
               alternatives !== undefined ? Traced.withAlternatives(alternatives) : (e) => e,

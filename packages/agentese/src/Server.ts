@@ -24,18 +24,20 @@ import * as Invoke from "./Invoke.ts"
 import * as Loop from "./Loop.ts"
 import type * as Profile from "./Profile.ts"
 import * as Recipe from "./Recipe.ts"
+import * as Modes from "./self/Modes.ts"
 import * as Registry from "./Registry.ts"
 import * as Sessions from "./Sessions.ts"
 import * as State from "./State.ts"
 
 /**
- * What a server provides to the families it serves: the workspace and the
- * stores. A family that needs more brings it in its own layer.
+ * What a server provides to the families it serves: the workspace, the
+ * stores (a key-value store among them) and the sessions' modes. A family
+ * that needs more brings it in its own layer.
  *
  * @category models
  * @since 0.2.0
  */
-export type HostServices = Workspace.Workspace | Stores.Stores
+export type HostServices = Workspace.Workspace | Stores.Stores | Modes.Modes
 
 /**
  * How a server is configured.
@@ -200,9 +202,11 @@ export const layer = (options: Options) => {
       shellNetwork: options.shellNetwork ?? options.recipe?.shellNetwork,
       unsandboxed: options.unsandboxed
     })
-  const registry = Registry.layer(families).pipe(Layer.provide(Layer.mergeAll(workspace, stores)))
+  // One modes service, read by the road (plan mode refuses writes) and set by self.tools.mode.*.
+  const modes = Modes.layerMemory
+  const registry = Registry.layer(families).pipe(Layer.provide(Layer.mergeAll(workspace, stores, modes)))
   const road = Invoke.layer(overridesOf(options)).pipe(
-    Layer.provide(Layer.mergeAll(limiterLayers(options), Loop.layerMemory, Sessions.layerMemory())),
+    Layer.provide(Layer.mergeAll(limiterLayers(options), Loop.layerMemory, Sessions.layerMemory(), modes)),
     Layer.provideMerge(Layer.mergeAll(registry, Events.layer, stores))
   )
   const caller = Layer.mergeAll(

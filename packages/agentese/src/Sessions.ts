@@ -33,6 +33,17 @@ export interface SessionsShape {
 }
 
 /**
+ * The session of the call being made, as the road sets it for the tools it
+ * runs (`undefined` outside a session).
+ *
+ * @category services
+ * @since 0.2.0
+ */
+export const Current = Context.Reference<string | undefined>("ugent/agentese/Sessions/Current", {
+  defaultValue: () => undefined
+})
+
+/**
  * @category services
  * @since 0.2.0
  */

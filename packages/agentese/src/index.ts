@@ -15,10 +15,14 @@ export * as Catalog from "./Catalog.ts"
 export * as Events from "./Events.ts"
 /** @since 0.2.0 */
 export * as Families from "./Families.ts"
+/** @since 0.2.0 */
+export * as Human from "./Human.ts"
 /** @since 0.1.0 */
 export * as Invoke from "./Invoke.ts"
 /** @since 0.2.0 */
 export * as Loop from "./Loop.ts"
+/** @since 0.2.0 */
+export * as Modes from "./self/Modes.ts"
 /** @since 0.1.0 */
 export * as Parse from "./Parse.ts"
 /** @since 0.1.0 */
@@ -40,6 +44,10 @@ export * as Registry from "./Registry.ts"
 /** @since 0.1.0 */
 export * as Server from "./Server.ts"
 /** @since 0.2.0 */
+export * as Self from "./self/Self.ts"
+/** @since 0.2.0 */
 export * as Sessions from "./Sessions.ts"
 /** @since 0.2.0 */
 export * as State from "./State.ts"
+/** @since 0.2.0 */
+export * as Tasks from "./self/Tasks.ts"

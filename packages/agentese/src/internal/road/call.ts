@@ -32,6 +32,7 @@ import { matches } from "../../Path.ts"
 import type * as Profile from "../../Profile.ts"
 import * as Recipe from "../../Recipe.ts"
 import type { Entry } from "../../Registry.ts"
+import * as Modes from "../../self/Modes.ts"
 import type * as Sessions from "../../Sessions.ts"
 
 /**
@@ -85,6 +86,7 @@ export interface Deps {
   readonly loops: Loop.LoopDetectorShape
   readonly sessions: Sessions.SessionsShape
   readonly memory: MemoryStore.MemoryStoreShape
+  readonly modes: Modes.ModesShape
   /** The workspace root, to spell paths canonically. */
   readonly root: string | undefined
   readonly breaker: Omit<CircuitBreakerOptions, "key"> | undefined
@@ -164,6 +166,7 @@ const rememberProofs = (deps: Deps, session: string, asked: unknown, output: unk
 export const serve = (entry: Entry, deps: Deps) => {
   const path = entry.path
   const writes = entry.tool.effects.writesFs || entry.tool.effects.callsShell
+  const refusesInPlan = Modes.refusedInPlanMode(entry.tool)
   // Rate limits first (a refused call must not count against the tool), then the breaker around the timed run.
   const timed = Tool.wrap(
     entry.tool,
@@ -190,6 +193,9 @@ export const serve = (entry: Entry, deps: Deps) => {
       if (decision._tag === "Denied") return yield* new PolicyDenied({ path, reason: decision.reason })
       const observer = yield* ObserverRef
       yield* checkLevel(entry, decision.requiredTrust, observer)
+      if (refusesInPlan && (yield* deps.modes.get(yield* Modes.currentKey)) === "plan") {
+        return yield* new Modes.PlanMode({ path })
+      }
       const input = yield* supplyProof(deps, plan.session, raw)
       const decoded = yield* decode(entry, plan.from, input)
       // A level that depends on the input is decided now, on the decoded input, by the same recipe.
