@@ -37,6 +37,20 @@ export interface Offer extends Description {
 }
 
 /**
+ * The level and approval a projection shows for a path: an offer's (under
+ * the caller's recipe), or a bare description's own level.
+ *
+ * @category offers
+ * @since 0.2.0
+ */
+export const levelOf = (
+  d: Description | Offer
+): { readonly requiredTrust: Trust.TrustLevel; readonly requiresApproval: boolean } =>
+  "requiredTrust" in d
+    ? { requiredTrust: d.requiredTrust, requiresApproval: d.requiresApproval }
+    : { requiredTrust: d.toolTrust, requiresApproval: false }
+
+/**
  * Whether an observer may use an entry under a recipe: the recipe allows the
  * path and the observer's level reaches the (possibly raised) required level.
  * Approval does not hide a path: it is asked for when the call is made.
@@ -231,7 +245,9 @@ export const Summary = Schema.Struct({
   path: Schema.String,
   providerName: Schema.String.annotate({ description: "The provider-safe name (world_tools_file_read)." }),
   description: Schema.String,
-  trust: Level.annotate({ description: "The level a call needs under the recipe (the tool's own, maybe raised)." }),
+  requiredTrust: Level.annotate({
+    description: "The level a call needs under the caller's recipe (the tool's own, maybe raised)."
+  }),
   requiresApproval: Schema.Boolean,
   annotations: Annotations
 }).annotate({ identifier: "PathSummary" })
@@ -293,7 +309,7 @@ export const summarize = (offer: Offer): Summary => ({
   path: offer.path,
   providerName: toProviderName(offer.path),
   description: offer.description,
-  trust: offer.requiredTrust,
+  requiredTrust: offer.requiredTrust,
   requiresApproval: offer.requiresApproval,
   annotations: offer.annotations
 })
@@ -307,7 +323,7 @@ export const summarize = (offer: Offer): Summary => ({
 export const describeOffer = (offer: Offer): Described => ({
   ...summarize(offer),
   name: offer.name,
-  toolTrust: offer.trust,
+  toolTrust: offer.toolTrust,
   effects: offer.effects,
   input: offer.input,
   output: servedOutput(offer.output),

@@ -74,7 +74,8 @@ export interface Description {
   readonly path: string
   readonly name: string
   readonly description: string
-  readonly trust: 0 | 1 | 2 | 3
+  /** The tool's own level (a recipe may raise it for a caller: see the Catalog's `requiredTrust`). */
+  readonly toolTrust: 0 | 1 | 2 | 3
   readonly effects: Readonly<Record<string, boolean>>
   readonly annotations: Annotations
   readonly input: JsonSchema.JsonSchema
@@ -159,7 +160,7 @@ export const make = (all: ReadonlyArray<Entry>): RegistryShape => {
       path: entry.path,
       name: entry.tool.name,
       description: entry.tool.description,
-      trust: entry.tool.trust,
+      toolTrust: entry.tool.trust,
       effects: { ...entry.tool.effects },
       annotations: annotationsOf(entry),
       ...Boundary.jsonSchemas(entry.tool)

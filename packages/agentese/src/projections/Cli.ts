@@ -407,7 +407,7 @@ const list = Command.make("list", { ...common, json }, (flags) =>
     const width = Math.max(0, ...listing.paths.map((p) => p.path.length))
     for (const p of listing.paths) {
       yield* Console.log(
-        `${p.path.padEnd(width)}  L${p.trust}${p.requiresApproval ? "+approval" : ""}  ${firstSentence(p.description)}`
+        `${p.path.padEnd(width)}  L${p.requiredTrust}${p.requiresApproval ? "+approval" : ""}  ${firstSentence(p.description)}`
       )
     }
     if (listing.paths.length === 0) yield* Console.error("ugent: no path is offered to this caller.")
@@ -445,7 +445,7 @@ const describe = Command.make(
       yield* Console.log(`${d.path} (${d.providerName})`)
       yield* Console.log(`  ${d.description}`)
       yield* Console.log(
-        `  trust: L${d.trust}${d.trust !== d.toolTrust ? ` (the tool's own: L${d.toolTrust})` : ""}${d.requiresApproval ? ", every call needs approval" : ""}`
+        `  trust: L${d.requiredTrust}${d.requiredTrust !== d.toolTrust ? ` (the tool's own: L${d.toolTrust})` : ""}${d.requiresApproval ? ", every call needs approval" : ""}`
       )
       yield* Console.log(`  effects: ${effects.length > 0 ? effects.join(", ") : "none"}`)
       yield* Console.log(`  input: ${JSON.stringify(d.input, null, 2).replaceAll("\n", "\n  ")}`)

@@ -148,8 +148,6 @@ export const toolName: (path: string) => string = Catalog.toolName
  */
 export const pathOf: (name: string) => Option.Option<string> = Catalog.pathOf
 
-const isOffer = (d: Description | Invoke.Offer): d is Invoke.Offer => "requiredTrust" in d
-
 /**
  * The MCP tool of a path, from its description (or its offer to a caller,
  * which carries the level the recipe requires and whether it needs approval).
@@ -177,8 +175,8 @@ export const toMcpTool = (description: Description | Invoke.Offer, name: string 
     },
     _meta: {
       [MetaKeys.path]: description.path,
-      [MetaKeys.trust]: isOffer(description) ? description.requiredTrust : description.trust,
-      [MetaKeys.approval]: isOffer(description) ? description.requiresApproval : false
+      [MetaKeys.trust]: Catalog.levelOf(description).requiredTrust,
+      [MetaKeys.approval]: Catalog.levelOf(description).requiresApproval
     }
   })
 }

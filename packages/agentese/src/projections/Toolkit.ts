@@ -51,8 +51,6 @@ export interface Built {
   readonly layer: Layer.Layer<AiTool.HandlersFor<Record<string, PathTool>>>
 }
 
-const isOffer = (d: Description | Invoke.Offer): d is Invoke.Offer => "requiredTrust" in d
-
 /**
  * The `effect/ai` tool of a path, if its provider-safe name fits
  * `^[a-zA-Z0-9_-]{1,64}$`. It carries the path as `Tool.Title` and in
@@ -78,8 +76,8 @@ export const toAiTool = (description: Description | Invoke.Offer): Option.Option
       .annotate(AiTool.OpenWorld, description.annotations.openWorld)
       .annotate(AiTool.Meta, {
         "ugent/path": description.path,
-        "ugent/trust": isOffer(description) ? description.requiredTrust : description.trust,
-        "ugent/approval": isOffer(description) ? description.requiresApproval : false
+        "ugent/trust": Catalog.levelOf(description).requiredTrust,
+        "ugent/approval": Catalog.levelOf(description).requiresApproval
       })
   )
 

@@ -14,7 +14,7 @@ describe("Http", () => {
         assert.deepStrictEqual(r.body.observer, { id: "local", trust: 0 })
         const read = r.body.paths.find((p: { path: string }) => p.path === "world.tools.file.read")
         assert.strictEqual(read.providerName, "world_tools_file_read")
-        assert.strictEqual(read.trust, 0)
+        assert.strictEqual(read.requiredTrust, 0)
         assert.match(read.description, /Read a text file/)
         assert.isTrue(read.annotations.readOnly)
       })

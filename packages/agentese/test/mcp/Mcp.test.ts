@@ -9,7 +9,7 @@ const description = (overrides: Partial<Registry.Description> = {}): Registry.De
   path: "world.tools.text.upper",
   name: "text.upper",
   description: "Uppercase a text.",
-  trust: 0,
+  toolTrust: 0,
   effects: {},
   annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   input: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
