@@ -582,7 +582,11 @@ const serve = Command.make(
         )
       }
       const token = process.env.UGENT_TOKEN === "" ? undefined : process.env.UGENT_TOKEN
-      const app = Http.serve({ ...options, port: flags.port, host: flags.host, token }, Mcp.layerHttp({ path: "/mcp" }))
+      const approverToken = process.env.UGENT_APPROVER_TOKEN === "" ? undefined : process.env.UGENT_APPROVER_TOKEN
+      const app = Http.serve(
+        { ...options, port: flags.port, host: flags.host, token, approverToken },
+        Mcp.layerHttp({ path: "/mcp", askPending: approverToken !== undefined })
+      )
       yield* Effect.scoped(
         Effect.gen(function* () {
           const context = yield* Layer.build(app)

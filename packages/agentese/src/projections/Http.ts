@@ -330,8 +330,9 @@ export interface Options {
   /**
    * The secret that answers pending questions (`/v1/pending`, approvals and
    * clarify): `Authorization: Bearer <approverToken>`. It is not the agents'
-   * `token`, so an agent cannot approve its own calls; with a `token` and no
-   * `approverToken` the pending routes are refused.
+   * `token`, so an agent cannot approve its own calls. Without it the server
+   * takes no answers over HTTP: the pending routes are refused and a call
+   * that needs a person is denied at once.
    */
   readonly approverToken?: string | undefined
   /** The interval of the keep-alive comments on `/v1/events` (default 15 s). */
@@ -419,12 +420,12 @@ export const guard = (options: Options = {}): Layer.Layer<never, never, HttpRout
         }
         const given = /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? "")?.[1]?.trim()
         const answering = request.url.startsWith("/v1/pending")
-        if (answering && approverToken === undefined && token !== undefined) {
+        if (answering && approverToken === undefined) {
           return Effect.succeed(
             failureResponse(
               403,
               "ApproverTokenRequired",
-              "Pending questions are answered with the approver's token, which this server has not got: start it with UGENT_APPROVER_TOKEN set (the agents' token cannot answer them).",
+              "This server takes no answers over HTTP: start it with UGENT_APPROVER_TOKEN set, and answer with that token (the agents' token never answers).",
               "denied",
               ""
             )
@@ -482,6 +483,7 @@ const V1Handlers = (options: Options) =>
       const events = yield* Events.Events
       const audit = yield* AuditStore.AuditStore
       const pending = yield* Human.Pending
+      const answerable = options.approverToken !== undefined && options.approverToken !== ""
       const stopping = yield* Stopping
       // A question waiting for a person is announced on the event stream.
       yield* pending.onAsked((q) =>
@@ -579,8 +581,9 @@ const V1Handlers = (options: Options) =>
             }
             return outcomeResponse(
               yield* withCaller(invoker.invoke({ path, input })).pipe(
-                // The person behind an HTTP call is the operator answering the server's pending questions.
-                Effect.provideService(Human.Current, Option.some(pending.channel))
+                // The person behind an HTTP call is the operator answering the server's pending questions,
+                // when the server has one (an approver's token); else a call that needs a person is denied at once.
+                Effect.provideService(Human.Current, answerable ? Option.some(pending.channel) : Option.none())
               )
             )
           }).pipe(

@@ -63,6 +63,12 @@ export interface HttpOptions extends Options {
   readonly maxSessions?: number | undefined
   /** A session unused this long is ended (default 30 minutes). */
   readonly sessionIdleTimeout?: Duration.Input | undefined
+  /**
+   * Whether a call whose client cannot elicit asks the server's pending
+   * questions (`/v1/pending`, answered with the approver's token); default
+   * false: such a call is denied at once.
+   */
+  readonly askPending?: boolean | undefined
 }
 
 /**
@@ -326,7 +332,8 @@ export const layerHttp = (options: HttpOptions): Layer.Layer<never, never, Servi
   Layer.unwrap(
     Effect.gen(function* () {
       const router = yield* HttpRouter.HttpRouter
-      const pending = yield* Effect.serviceOption(Human.Pending)
+      // Calls whose client cannot elicit ask the server's pending questions only when an operator answers them.
+      const pending = options.askPending === true ? yield* Effect.serviceOption(Human.Pending) : Option.none()
       const watched = McpSessions.watch(router, String(options.path), {
         maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
         maxSessions: options.maxSessions ?? 1000,

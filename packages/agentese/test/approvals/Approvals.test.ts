@@ -156,7 +156,28 @@ describe("approvals on every projection", () => {
       )
     }, 60_000)
 
-    it("with only the agents' token the pending routes are refused, and an unanswered approval times out as a denial", async () => {
+    it("without an approver's token no answer is taken over HTTP: a call that needs one is denied at once", async () => {
+      const root = workspace()
+      await Effect.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            const { url } = yield* serve({ root, trust: 2, recipe: raised, token: "agent-secret" })
+            const listed = yield* Effect.promise(() => get(`${url}/v1/pending`, "agent-secret"))
+            assert.strictEqual(listed.status, 403)
+            const r = yield* Effect.promise(() =>
+              post(`${url}/v1/invoke/world.tools.file.write`, { path: "n.txt", content: "y" }, "agent-secret")
+            )
+            const body = (yield* Effect.promise(() => r.json())) as { error: { _tag: string; reason: string } }
+            assert.deepStrictEqual(
+              [r.status, body.error._tag, body.error.reason],
+              [403, "ApprovalDenied", "no-approver"]
+            )
+          })
+        )
+      )
+    }, 60_000)
+
+    it("an approval nobody answers in time is a denial", async () => {
       const root = workspace()
       await Effect.runPromise(
         Effect.scoped(
@@ -165,16 +186,15 @@ describe("approvals on every projection", () => {
               root,
               trust: 2,
               recipe: raised,
-              token: "agent-secret",
+              approverToken: "operator-secret",
               approvalTimeout: "1 second"
             })
-            const listed = yield* Effect.promise(() => get(`${url}/v1/pending`, "agent-secret"))
-            assert.strictEqual(listed.status, 403)
             const r = yield* Effect.promise(() =>
-              post(`${url}/v1/invoke/world.tools.file.write`, { path: "n.txt", content: "y" }, "agent-secret")
+              post(`${url}/v1/invoke/world.tools.file.write`, { path: "n.txt", content: "y" })
             )
             const body = (yield* Effect.promise(() => r.json())) as { error: { _tag: string; reason: string } }
             assert.deepStrictEqual([r.status, body.error._tag, body.error.reason], [403, "ApprovalDenied", "timeout"])
+            assert.throws(() => readFileSync(join(root, "n.txt")))
           })
         )
       )

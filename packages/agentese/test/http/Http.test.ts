@@ -287,6 +287,8 @@ describe("Http", () => {
           "/v1/invoke/{path}",
           "/v1/paths",
           "/v1/paths/{path}",
+          "/v1/pending",
+          "/v1/pending/{id}",
           "/v1/stats"
         ])
         assert.isObject(r.body.paths["/v1/paths"].get)
