@@ -29,6 +29,13 @@ if (args.length === 1 && args[0] === "--version") {
   process.exit(0)
 }
 
+// Node 22 calls node:sqlite (the default stores) experimental on every run; the CLI does not repeat it.
+const emitWarning = process.emitWarning
+process.emitWarning = (warning, ...rest) =>
+  typeof warning === "string" && warning.startsWith("SQLite is an experimental feature")
+    ? undefined
+    : emitWarning.call(process, warning, ...rest)
+
 const nodeModule = await import("node:module")
 nodeModule.enableCompileCache?.()
 const inRepository = existsSync(new URL("../tsconfig.build.json", import.meta.url))
