@@ -86,6 +86,25 @@ describe.skipIf(!reachable)(
       }
     })
 
+    it("public modules can be imported by their own paths, internal ones cannot", async () => {
+      const specifiers = [
+        "@ugent/core/Trust",
+        "@ugent/tools/file/Read",
+        "@ugent/core/internal/level",
+        "@ugent/tools/git/internal/iso",
+        "@ugent/wrappers/internal/optional"
+      ]
+      const script = `for (const s of ${JSON.stringify(specifiers)}) { try { await import(s); console.log(s, "ok") } catch (e) { console.log(s, e.code) } }`
+      const result = await run(process.execPath, ["--input-type=module", "-e", script], project)
+      expect(result.stdout.trim().split("\n")).toEqual([
+        "@ugent/core/Trust ok",
+        "@ugent/tools/file/Read ok",
+        "@ugent/core/internal/level ERR_PACKAGE_PATH_NOT_EXPORTED",
+        "@ugent/tools/git/internal/iso ERR_PACKAGE_PATH_NOT_EXPORTED",
+        "@ugent/wrappers/internal/optional ERR_PACKAGE_PATH_NOT_EXPORTED"
+      ])
+    })
+
     it("the optional PostgreSQL driver is not installed with the packages, and a store that needs it says which package to install", async () => {
       expect(existsSync(join(project, "node_modules", "@effect", "sql-pg"))).toBe(false)
       writeFileSync(
