@@ -6,7 +6,8 @@
  * that `effect/observability` can export the calls to OpenTelemetry. A span
  * carries OpenTelemetry's GenAI attributes of a tool's execution
  * (`gen_ai.operation.name = "execute_tool"`, `gen_ai.tool.name` the path,
- * `gen_ai.tool.call.id` the trace id, `gen_ai.tool.description`) beside
+ * `gen_ai.tool.call.id` the trace id, which is the call's id when the server
+ * gave one, see below; `gen_ai.tool.description`) beside
  * ugent's own (`ugent.tool.*`, `ugent.trace.*`, `ugent.retry.attempt`).
  *
  * The parent of a trace is the traced call in progress in the same fiber,
