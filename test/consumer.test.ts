@@ -84,6 +84,12 @@ describe.skipIf(!reachable)(
         }
         expect(existsSync(join(dir, "test")), `${name} ships its tests`).toBe(false)
       }
+      // The binary bundles third-party code, and ships its notices.
+      const notices = readFileSync(
+        join(project, "node_modules/@ugent/agentese/dist/bin/THIRD-PARTY-NOTICES.txt"),
+        "utf8"
+      )
+      expect(notices).toMatch(/^effect@4\.\S+ \(MIT\)$/m)
     })
 
     it("public modules can be imported by their own paths, internal ones cannot", async () => {
