@@ -111,6 +111,35 @@ describe.skipIf(!reachable)(
       ])
     })
 
+    it("importing the five packages, or running ugent list, loads neither PostgreSQL, Redis nor isomorphic-git", async () => {
+      // A resolve hook that refuses the optional packages: any import of one fails the run.
+      const refuse = [
+        'import { registerHooks } from "node:module"',
+        'const refused = ["redis", "@effect/sql-pg", "isomorphic-git", "@effect/platform-node/NodeRedis"]',
+        "registerHooks({ resolve: (specifier, context, next) => {",
+        "  if (refused.includes(specifier)) throw new Error(`loaded ${specifier}`)",
+        "  return next(specifier, context)",
+        "} })"
+      ].join("\n")
+      writeFileSync(join(project, "refuse.mjs"), refuse)
+      const imports = ["core", "tools", "wrappers", "agentese", "laws"]
+        .map((p) => `await import("@ugent/${p}")`)
+        .join("; ")
+      const library = await run(
+        process.execPath,
+        ["--import", "./refuse.mjs", "--input-type=module", "-e", imports],
+        project
+      )
+      expect(library.code, library.stderr).toBe(0)
+      const cli = await run(
+        process.execPath,
+        ["--import", join(project, "refuse.mjs"), installed.bin, "list", "--root", work],
+        work
+      )
+      expect(cli.code, cli.stderr).toBe(0)
+      expect(cli.stdout).toContain("world.tools.file.read")
+    })
+
     it("the optional PostgreSQL driver is not installed with the packages, and a store that needs it says which package to install", async () => {
       expect(existsSync(join(project, "node_modules", "@effect", "sql-pg"))).toBe(false)
       writeFileSync(
