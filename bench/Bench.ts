@@ -67,6 +67,32 @@ export const wallMs = async (f: () => Promise<unknown>, samples = 5): Promise<nu
   return times[Math.floor(times.length / 2)]!
 }
 
+/**
+ * Median milliseconds of the baseline and ours, measured alternately (after
+ * one warm-up each), so a change in the load of a shared machine hits both
+ * alike.
+ */
+export const pairedMs = async (
+  baseline: () => Promise<unknown>,
+  ours: () => Promise<unknown>,
+  samples = 7
+): Promise<readonly [number, number]> => {
+  await baseline()
+  await ours()
+  const a: Array<number> = []
+  const b: Array<number> = []
+  for (let i = 0; i < samples; i++) {
+    let start = performance.now()
+    await baseline()
+    a.push(performance.now() - start)
+    start = performance.now()
+    await ours()
+    b.push(performance.now() - start)
+  }
+  const median = (xs: Array<number>) => xs.sort((x, y) => x - y)[Math.floor(xs.length / 2)]!
+  return [median(a), median(b)]
+}
+
 export const machine = () => ({
   node: process.version,
   platform: `${process.platform}-${process.arch}`,

@@ -51,3 +51,5 @@ export * as Sessions from "./Sessions.ts"
 export * as State from "./State.ts"
 /** @since 0.2.0 */
 export * as Tasks from "./self/Tasks.ts"
+/** @since 0.2.0 */
+export * as Telemetry from "./Telemetry.ts"

@@ -14,6 +14,7 @@
  */
 import { Context, Duration, Effect, Layer, Option, Predicate } from "effect"
 import * as level from "./internal/level.ts"
+import { L0, L1, L2, L3 } from "./internal/level.ts"
 import { Observer, type ObserverShape } from "./Observer.ts"
 import type { Any, Tool } from "./Tool.ts"
 import * as Tool_ from "./Tool.ts"
@@ -28,45 +29,14 @@ import { ApprovalDenied, Forbidden, TrustDenied } from "./ToolError.ts"
 export type TrustLevel = level.TrustLevel
 
 /**
+ * The capabilities, one per level: a tool of level `k` needs `Trust.Lk` in
+ * its `R`. They are re-exported (not aliased) so that declaration files can
+ * name them through this module.
+ *
  * @category capabilities
  * @since 0.1.0
  */
-export const L0 = level.L0
-/**
- * @category capabilities
- * @since 0.1.0
- */
-export type L0 = level.L0
-/**
- * @category capabilities
- * @since 0.1.0
- */
-export const L1 = level.L1
-/**
- * @category capabilities
- * @since 0.1.0
- */
-export type L1 = level.L1
-/**
- * @category capabilities
- * @since 0.1.0
- */
-export const L2 = level.L2
-/**
- * @category capabilities
- * @since 0.1.0
- */
-export type L2 = level.L2
-/**
- * @category capabilities
- * @since 0.1.0
- */
-export const L3 = level.L3
-/**
- * @category capabilities
- * @since 0.1.0
- */
-export type L3 = level.L3
+export { L0, L1, L2, L3 }
 
 /**
  * Any trust capability.

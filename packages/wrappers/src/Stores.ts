@@ -8,14 +8,14 @@
  *
  * @since 0.1.0
  */
-import { NodeRedis } from "@effect/platform-node"
-import type { PgClient } from "@effect/sql-pg"
-import { type Duration, Layer, type Redacted } from "effect"
-import { CircuitBreaker, KeyValueStore, RateLimiter, type Redis } from "effect/persistence"
+import type { ConnectionOptions } from "node:tls"
+import { type Duration, Effect, Layer, type Redacted } from "effect"
+import { CircuitBreaker, KeyValueStore, RateLimiter, Redis } from "effect/persistence"
 import type { SqlClient } from "effect/sql"
 import * as AuditStore from "./AuditStore.ts"
 import * as databases from "./internal/sql/databases.ts"
 import * as MemoryStore from "./MemoryStore.ts"
+import { importOptional } from "./internal/optional.ts"
 import type { StoreError } from "./StoreError.ts"
 import * as TraceStore from "./TraceStore.ts"
 
@@ -35,15 +35,30 @@ export interface SqliteOptions {
 
 /**
  * How to reach PostgreSQL: a URL (`postgres://user:password@host:5432/db`)
- * and, optionally, any setting of `@effect/sql-pg`'s pool (for example
+ * and, optionally, settings of `@effect/sql-pg`'s pool (for example
  * `startupParameters: { search_path: "agents" }` to keep the tables in a
- * schema of their own).
+ * schema of their own). PostgreSQL needs the optional package
+ * `@effect/sql-pg` (`npm install @effect/sql-pg`), imported when the layer is
+ * built; without it the layer fails with a `StoreError` that says so.
  *
  * @category models
  * @since 0.1.0
  */
-export interface PgOptions extends Omit<PgClient.PgPoolConfig, "url"> {
+export interface PgOptions {
   readonly url: string | Redacted.Redacted
+  readonly ssl?: boolean | ConnectionOptions | undefined
+  readonly connectTimeout?: Duration.Input | undefined
+  readonly keepAlive?: Duration.Input | undefined
+  readonly applicationName?: string | undefined
+  /** Session settings sent with every connection, e.g. `{ search_path: "agents" }`. */
+  readonly startupParameters?: Readonly<Record<string, string>> | undefined
+  readonly spanAttributes?: Record<string, unknown> | undefined
+  readonly maxConnections?: number | undefined
+  readonly minConnections?: number | undefined
+  readonly idleTimeout?: Duration.Input | undefined
+  readonly connectionTTL?: Duration.Input | undefined
+  /** Caches prepared statements (default true); turn off behind poolers that cannot keep them. */
+  readonly prepare?: boolean | undefined
 }
 
 /**
@@ -156,10 +171,25 @@ export const layerSqlite = (options: SqliteOptions & BatchOptions = {}): Layer.L
 export const layerPg = (options: PgOptions & BatchOptions): Layer.Layer<Stores, StoreError> =>
   layerSql(options).pipe(Layer.provide(databases.pg("trace", options)))
 
+/** The Redis client of `@effect/platform-node`, imported with its optional `redis` package on first use. */
+const nodeRedis = (url: string): Layer.Layer<Redis.Redis, Redis.RedisError> =>
+  Layer.unwrap(
+    importOptional(
+      "redis",
+      "Redis (shared rate limits and circuit breakers)",
+      () => import("@effect/platform-node/NodeRedis")
+    ).pipe(
+      Effect.mapError((cause) => new Redis.RedisError({ cause })),
+      Effect.map((NodeRedis) => NodeRedis.layer({ url }))
+    )
+  )
+
 /**
  * Where Redis is, and the key prefix of this deployment (default `"ugent:"`;
  * the rate limiter adds `ratelimit:`, the breaker `breaker:`), so several
- * deployments can share one Redis.
+ * deployments can share one Redis. Redis needs the optional package `redis`
+ * (`npm install redis`), imported when a Redis layer is built; without it
+ * the layer fails with a `RedisError` that says so.
  *
  * @category models
  * @since 0.1.0
@@ -181,7 +211,7 @@ export const layerRateLimiterRedis = (
   options: RedisOptions
 ): Layer.Layer<RateLimiter.RateLimiterStore, Redis.RedisError> =>
   RateLimiter.layerStoreRedis({ prefix: `${options.prefix ?? "ugent:"}ratelimit:` }).pipe(
-    Layer.provide(NodeRedis.layer({ url: options.url }))
+    Layer.provide(nodeRedis(options.url))
   )
 
 /**
@@ -202,7 +232,7 @@ export const layerCircuitBreakerRedis = (
     prefix: `${options.prefix ?? "ugent:"}breaker:`,
     probeLease: options.probeLease,
     idleTimeToLive: options.idleTimeToLive
-  }).pipe(Layer.provide(NodeRedis.layer({ url: options.url })))
+  }).pipe(Layer.provide(nodeRedis(options.url)))
 
 /**
  * Both Redis stores on one connection.
@@ -216,4 +246,4 @@ export const layerRedis = (
   Layer.mergeAll(
     RateLimiter.layerStoreRedis({ prefix: `${options.prefix ?? "ugent:"}ratelimit:` }),
     CircuitBreaker.layerStoreRedis({ prefix: `${options.prefix ?? "ugent:"}breaker:` })
-  ).pipe(Layer.provide(NodeRedis.layer({ url: options.url })))
+  ).pipe(Layer.provide(nodeRedis(options.url)))

@@ -3,7 +3,12 @@
  * `TraceStore` (its id, the tool's path, the trace it ran under, its input,
  * its output or typed error, its duration, the alternatives the caller
  * considered, when it started, who called), and one Effect span per call, so
- * that `effect/observability` can export the calls to OpenTelemetry.
+ * that `effect/observability` can export the calls to OpenTelemetry. A span
+ * carries OpenTelemetry's GenAI attributes of a tool's execution
+ * (`gen_ai.operation.name = "execute_tool"`, `gen_ai.tool.name` the path,
+ * `gen_ai.tool.call.id` the trace id, which is the call's id when the server
+ * gave one, see below; `gen_ai.tool.description`) beside
+ * ugent's own (`ugent.tool.*`, `ugent.trace.*`, `ugent.retry.attempt`).
  *
  * The parent of a trace is the traced call in progress in the same fiber,
  * carried by the fiber-local reference {@link CurrentTrace}, not by a global:
@@ -197,6 +202,10 @@ const traced: {
           const startedAt = clock.currentTimeMillisUnsafe()
           const startNanos = clock.currentTimeNanosUnsafe()
           const attributes: Record<string, unknown> = {
+            // OpenTelemetry's GenAI conventions for a tool's execution, then ugent's own.
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": path,
+            "gen_ai.tool.call.id": id,
             "ugent.tool.name": self.name,
             "ugent.tool.path": path,
             "ugent.tool.version": self.version,
@@ -204,6 +213,7 @@ const traced: {
             "ugent.trace.root_id": rootId,
             "ugent.retry.attempt": attempt
           }
+          if (self.description !== "") attributes["gen_ai.tool.description"] = self.description
           if (Option.isSome(parent)) attributes["ugent.trace.parent_id"] = parent.value.id
           if (alternatives.length > 0) attributes["ugent.alternatives"] = alternatives.join(",")
           if (Option.isSome(observer)) attributes["ugent.observer.id"] = observer.value.id

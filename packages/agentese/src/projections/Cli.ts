@@ -16,13 +16,13 @@
 import { statSync } from "node:fs"
 import { resolve } from "node:path"
 import { text as readAll } from "node:stream/consumers"
-import { NodeRuntime, NodeServices } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { ToolError, Trust } from "@ugent/core"
 import { Sandbox } from "@ugent/tools"
 import { AuditStore } from "@ugent/wrappers"
 import { Cause, Console, Context, Effect, Exit, Fiber, Layer, Logger, Option, Predicate, Runtime, Schema } from "effect"
 import { Argument, CliError, CliOutput, Command, Flag } from "effect/cli"
-import { HttpServer } from "effect/http"
 import * as Catalog from "../Catalog.ts"
 import * as Human from "../Human.ts"
 import type * as Invoke from "../Invoke.ts"
@@ -31,8 +31,6 @@ import * as Profile from "../Profile.ts"
 import * as Recipe from "../Recipe.ts"
 import * as Server from "../Server.ts"
 import * as State from "../State.ts"
-import * as Http from "./Http.ts"
-import * as Mcp from "./Mcp.ts"
 
 /**
  * The version `ugent --version` prints.
@@ -390,6 +388,12 @@ const startupProblem = (e: unknown): UsageError => {
   return new UsageError({ problem: `The server could not start: ${text.replace(/\.$/, "")}.` })
 }
 
+// Each command loads the projection it runs on when it runs: `ugent mcp` does
+// not load the HTTP server, and list, describe, invoke and exec neither.
+const loadHttp = Effect.promise(() => import("./Http.ts"))
+const loadMcp = Effect.promise(() => import("./Mcp.ts"))
+const loadHttpServer = Effect.promise(() => import("effect/http/HttpServer"))
+
 const onRoad = <A>(
   options: Server.Options,
   effect: Effect.Effect<A, never, Server.Services>
@@ -556,6 +560,7 @@ const mcp = Command.make("mcp", { ...common }, (flags) =>
   Effect.gen(function* () {
     const setup = yield* setupOf(flags, { stores: "sqlite", proofKey: true, profile: "local" })
     const road = Server.layer(setup)
+    const Mcp = yield* loadMcp
     yield* Layer.launch(Mcp.layerStdio().pipe(Layer.provide(road))).pipe(Effect.mapError(startupProblem))
   }).pipe(Effect.catchTag("UsageError", usage(false)))
 ).pipe(Command.withDescription("An MCP server on stdio (stdout carries only protocol messages)"))
@@ -576,6 +581,7 @@ const serve = Command.make(
   (flags) =>
     Effect.gen(function* () {
       const options = yield* setupOf(flags, { stores: "sqlite", proofKey: true, profile: "shared" })
+      const [Http, Mcp, HttpServer] = yield* Effect.all([loadHttp, loadMcp, loadHttpServer])
       if (!Http.isLoopback(flags.host) && process.env.UGENT_TOKEN === undefined) {
         yield* Console.error(
           `ugent: warning: ${flags.host} is not a loopback address; whoever reaches it calls as "${options.observerId}" at L${options.trust} (set UGENT_TOKEN to require a token).`

@@ -15,7 +15,7 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto"
 import { createServer } from "node:http"
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Observer, ToolError } from "@ugent/core"
 import {
   ByteSize,

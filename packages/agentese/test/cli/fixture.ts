@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url"
 import { afterEach } from "vitest"
 
 /** The binary, as npm links it (`bin` of @ugent/agentese). */
-export const bin = fileURLToPath(new URL("../../bin/ugent.ts", import.meta.url))
+export const bin = fileURLToPath(new URL("../../bin/ugent.js", import.meta.url))
 
 /** The repository root. */
 export const repository = fileURLToPath(new URL("../../../../", import.meta.url))

@@ -13,7 +13,7 @@ const targets = [
       connectStdio(fixtureServer, ["--root", root, "--trust", trust, ...extra])
   },
   {
-    name: existsSync(ugentBin) ? "ugent mcp" : "ugent mcp (skipped: packages/agentese/bin/ugent.ts does not exist yet)",
+    name: existsSync(ugentBin) ? "ugent mcp" : "ugent mcp (skipped: packages/agentese/bin/ugent.js does not exist yet)",
     available: existsSync(ugentBin),
     start: (root: string, trust: string) => connectStdio(ugentBin, ["mcp", "--root", root, "--trust", trust])
   }

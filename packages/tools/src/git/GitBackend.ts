@@ -11,13 +11,12 @@
  *
  * @since 0.1.0
  */
-import { NodeServices } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Context, Effect, Layer } from "effect"
 import type { ChildProcessSpawner } from "effect/process"
 import type * as Blame from "./Blame.ts"
 import type * as Diff from "./Diff.ts"
 import type { GitFailed, InvalidRevision, NotARepository, PathNotInRepository, UnknownRevision } from "./GitError.ts"
-import { makeIsomorphic } from "./internal/iso.ts"
 import { gitAvailable, makeNative } from "./internal/native.ts"
 import { openRepository } from "./internal/repository.ts"
 import type * as Log from "./Log.ts"
@@ -173,6 +172,9 @@ export const Selection = Context.Reference<"auto" | "native" | "isomorphic">("ug
   defaultValue: () => "auto"
 })
 
+// isomorphic-git (and our JavaScript git over it) is imported only when this backend is chosen.
+const makeIsomorphic = Effect.promise(() => import("./internal/iso.ts")).pipe(Effect.map((iso) => iso.makeIsomorphic()))
+
 /**
  * The native backend, over a `ChildProcessSpawner`.
  *
@@ -195,6 +197,7 @@ export const layerNative: Layer.Layer<GitBackend> = layerNativeWith.pipe(Layer.p
 /**
  * The isomorphic-git backend. Each repository keeps its object cache across
  * calls; it is renewed when HEAD, refs, packs or the index change.
+ * isomorphic-git is loaded when this layer is built, not before.
  *
  * **Example** (Choosing the backend explicitly)
  * ```ts
@@ -204,14 +207,17 @@ export const layerNative: Layer.Layer<GitBackend> = layerNativeWith.pipe(Layer.p
  *   const backend = yield* GitBackend.GitBackend
  *   return backend.kind
  * })
- * console.log(Effect.runSync(program.pipe(Effect.provide(GitBackend.layerIsomorphic))))
+ * console.log(await Effect.runPromise(program.pipe(Effect.provide(GitBackend.layerIsomorphic))))
  * // => isomorphic
  * ```
  *
  * @category layers
  * @since 0.1.0
  */
-export const layerIsomorphic: Layer.Layer<GitBackend> = Layer.sync(GitBackend, () => GitBackend.of(makeIsomorphic()))
+export const layerIsomorphic: Layer.Layer<GitBackend> = Layer.effect(
+  GitBackend,
+  Effect.map(makeIsomorphic, (shape) => GitBackend.of(shape))
+)
 
 /**
  * The backend chosen by {@link Selection}: by default native when the `git`
@@ -225,6 +231,6 @@ export const layer: Layer.Layer<GitBackend> = Layer.effect(
   Effect.gen(function* () {
     const selection = yield* Selection
     const useNative = selection === "native" || (selection === "auto" && (yield* gitAvailable))
-    return GitBackend.of(useNative ? yield* makeNative : makeIsomorphic())
+    return GitBackend.of(useNative ? yield* makeNative : yield* makeIsomorphic)
   })
 ).pipe(Layer.provide(NodeServices.layer))

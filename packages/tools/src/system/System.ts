@@ -9,7 +9,7 @@
  *
  * @since 0.2.0
  */
-import { NodeServices } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Family } from "@ugent/core"
 import { Effect, Layer } from "effect"
 import * as SystemBash from "./Bash.ts"

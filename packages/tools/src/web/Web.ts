@@ -11,7 +11,8 @@
  *
  * @since 0.2.0
  */
-import { NodeDns, NodeHttpClient } from "@effect/platform-node"
+import * as NodeDns from "@effect/platform-node/NodeDns"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Family, Tool } from "@ugent/core"
 import { Effect, Layer, Option } from "effect"
 import { Dns } from "effect/net"

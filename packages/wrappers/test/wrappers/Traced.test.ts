@@ -405,6 +405,41 @@ describe("Traced", () => {
         assert.strictEqual(p.attributes["ugent.retry.attempt"], 1)
       }).pipe(Effect.provide(env))
     )
+
+    it.effect("a span carries OpenTelemetry's GenAI attributes of a tool's execution beside ugent's own", () =>
+      Effect.gen(function* () {
+        const spans: Array<Record<string, unknown>> = []
+        const recording = Tracer.make({
+          span(options) {
+            const span = new Tracer.NativeSpan(options)
+            const end = span.end.bind(span)
+            span.end = (endTime, exit) => {
+              end(endTime, exit)
+              spans.push(Object.fromEntries(span.attributes))
+            }
+            return span
+          }
+        })
+        yield* Traced(evenOnly, { path: "world.num.even" }).run(2).pipe(Effect.withTracer(recording))
+        yield* Traced(inc).run(1).pipe(Effect.withTracer(recording))
+        const [even, plain] = spans
+        const [trace] = yield* Effect.flatMap(TraceStore.TraceStore, (s) =>
+          s.recent({ limit: 1, path: "world.num.even" })
+        )
+        assert.deepInclude(even, {
+          "gen_ai.operation.name": "execute_tool",
+          "gen_ai.tool.name": "world.num.even",
+          "gen_ai.tool.call.id": trace!.id,
+          "gen_ai.tool.description": "Fails on odd numbers.",
+          "ugent.tool.name": "num.even",
+          "ugent.trace.id": trace!.id
+        })
+        // Without a path the tool's name is the tool's name; every call has its own id.
+        assert.strictEqual(plain!["gen_ai.tool.name"], "num.inc")
+        assert.strictEqual(plain!["gen_ai.tool.description"], inc.description)
+        assert.notStrictEqual(plain!["gen_ai.tool.call.id"], even!["gen_ai.tool.call.id"])
+      }).pipe(Effect.provide(env))
+    )
   })
 
   describe("laws", () => {

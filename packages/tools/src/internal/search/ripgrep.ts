@@ -21,7 +21,9 @@
  */
 import { accessSync, constants } from "node:fs"
 import { delimiter, join } from "node:path"
-import { NodeChildProcessSpawner, NodeFileSystem, NodePath } from "@effect/platform-node"
+import * as NodeChildProcessSpawner from "@effect/platform-node/NodeChildProcessSpawner"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import { type Context, Effect, Fiber, Layer, Option, Stream } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import { type GrepError, InvalidGlob, InvalidPattern, SearchFailed } from "./errors.ts"

@@ -1,13 +1,14 @@
 // Opens the database a SQL store layer talks to, reporting a failure to open
 // as the store's own StoreError rather than a driver error.
 import { join } from "node:path"
-import { PgClient } from "@effect/sql-pg"
+import type { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Redacted } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { SqlClient, type SqlError } from "effect/sql"
 import * as Sqlite from "../../Sqlite.ts"
 import { StoreError, type StoreName } from "../../StoreError.ts"
 import type { PgOptions, SqliteOptions } from "../../Stores.ts"
+import { importOptional } from "../optional.ts"
 
 /** `<workspace>/.ugent/ugent.db`, the embedded default. */
 export const sqliteFile = (workspace: string): string => join(workspace, ".ugent", "ugent.db")
@@ -25,11 +26,19 @@ export const sqlite = (store: StoreName, options: SqliteOptions): Layer.Layer<Sq
   ).pipe(Layer.provide(Reactivity.layer))
 }
 
+// `@effect/sql-pg` is an optional peer dependency, imported when a PostgreSQL store is built.
 export const pg = (store: StoreName, options: PgOptions): Layer.Layer<SqlClient.SqlClient, StoreError> => {
   const url = typeof options.url === "string" ? Redacted.make(options.url) : options.url
   return Layer.effectContext(
-    PgClient.make({ ...options, url }).pipe(
-      Effect.mapError(opened(store, "a PostgreSQL connection")),
+    importOptional("@effect/sql-pg", "A PostgreSQL store", () => import("@effect/sql-pg")).pipe(
+      Effect.mapError(
+        (cause) => new StoreError({ store, operation: "open a PostgreSQL connection", detail: cause.message, cause })
+      ),
+      Effect.flatMap(({ PgClient }) =>
+        PgClient.make({ ...options, url } satisfies PgClient.PgPoolConfig).pipe(
+          Effect.mapError(opened(store, "a PostgreSQL connection"))
+        )
+      ),
       Effect.map((client) => Context.make(SqlClient.SqlClient, client))
     )
   ).pipe(Layer.provide(Reactivity.layer))
