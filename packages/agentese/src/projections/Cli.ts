@@ -31,6 +31,7 @@ import * as Profile from "../Profile.ts"
 import * as Recipe from "../Recipe.ts"
 import * as Server from "../Server.ts"
 import * as State from "../State.ts"
+import * as Telemetry from "../Telemetry.ts"
 
 /**
  * The version `ugent --version` prints.
@@ -561,7 +562,11 @@ const mcp = Command.make("mcp", { ...common }, (flags) =>
     const setup = yield* setupOf(flags, { stores: "sqlite", proofKey: true, profile: "local" })
     const road = Server.layer(setup)
     const Mcp = yield* loadMcp
-    yield* Layer.launch(Mcp.layerStdio().pipe(Layer.provide(road))).pipe(Effect.mapError(startupProblem))
+    yield* Layer.launch(Mcp.layerStdio().pipe(Layer.provide(road))).pipe(
+      // Traces go to OpenTelemetry when the standard OTEL_* variables ask for it.
+      Effect.provide(Telemetry.layer({ serviceVersion: version })),
+      Effect.mapError(startupProblem)
+    )
   }).pipe(Effect.catchTag("UsageError", usage(false)))
 ).pipe(Command.withDescription("An MCP server on stdio (stdout carries only protocol messages)"))
 
@@ -605,7 +610,7 @@ const serve = Command.make(
           )
           return yield* Effect.never
         })
-      ).pipe(Effect.mapError(startupProblem))
+      ).pipe(Effect.provide(Telemetry.layer({ serviceVersion: version })), Effect.mapError(startupProblem))
     }).pipe(Effect.catchTag("UsageError", usage(false)))
 ).pipe(
   Command.withDescription(
