@@ -234,7 +234,10 @@ export const build = <const F extends ReadonlyArray<Family.Any>>(
   families: F
 ): Effect.Effect<RegistryShape, Family.Failure<F[number]>, Family.Requirements<F[number]> | Scope.Scope> =>
   Effect.map(
-    Effect.forEach(families, (family) => Effect.map(family.build, (members) => ({ family, members }))),
+    // Families are built side by side: their start-up probes (a sandbox, a git binary) overlap.
+    Effect.forEach(families, (family) => Effect.map(family.build, (members) => ({ family, members })), {
+      concurrency: "unbounded"
+    }),
     (built) => make(entriesOf(built))
   ) as Effect.Effect<RegistryShape, Family.Failure<F[number]>, Family.Requirements<F[number]> | Scope.Scope>
 
