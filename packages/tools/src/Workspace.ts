@@ -47,6 +47,7 @@
 import { existsSync } from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
+import { Secrets } from "@ugent/core"
 import { Context, Effect, Layer } from "effect"
 import {
   AlreadyExists,
@@ -207,42 +208,16 @@ export interface Policy {
 }
 
 /**
- * The names blocked by default: environment files, anything named like a
- * secret, private keys and certificates, credential files, `.git` with
- * everything inside it, and `.ugent` (ugent's own state: traces, audit,
- * working memory, the proof key).
+ * The names blocked by default: the secret names of `Secrets` in
+ * `@ugent/core` (environment files, anything named like a secret, a password
+ * or a private key, private keys and certificates, credential stores), then
+ * `.git` with everything inside it, and `.ugent` (ugent's own state: traces,
+ * audit, working memory, the proof key).
  *
  * @category constants
  * @since 0.1.0
  */
-export const defaultBlocked: ReadonlyArray<string> = [
-  ".env*",
-  "*secret*",
-  "id_rsa*",
-  "id_dsa*",
-  "id_ecdsa*",
-  "id_ed25519*",
-  "*.pem",
-  "*.key",
-  "*.p12",
-  "*.pfx",
-  "*.keystore",
-  "*.jks",
-  "*.ppk",
-  "*.kdbx",
-  ".netrc",
-  ".npmrc",
-  ".pypirc",
-  ".pgpass",
-  ".htpasswd",
-  ".git-credentials",
-  "credentials",
-  "credentials.*",
-  ".gnupg",
-  ".ssh",
-  ".git",
-  ".ugent"
-]
+export const defaultBlocked: ReadonlyArray<string> = [...Secrets.patterns, ".git", ".ugent"]
 
 /**
  * The names skipped by listing and globbing by default.
