@@ -91,7 +91,7 @@ export interface Match {
   readonly name: string
 }
 
-const escape = (s: string) => s.replace(/[.+?^${}()|[\]\\]/g, "\\$&")
+const escapeRegex = (s: string) => s.replace(/[.+?^${}()|[\]\\]/g, "\\$&")
 
 interface Compiled {
   readonly rule: Rule
@@ -103,7 +103,7 @@ interface Compiled {
 const compiled: ReadonlyArray<Compiled> = rules.map((rule) =>
   rule.pattern.startsWith("**/")
     ? { rule, segment: undefined, tail: rule.pattern.slice(3).toLowerCase().split("/") }
-    : { rule, segment: new RegExp(`^${rule.pattern.split("*").map(escape).join(".*")}$`, "is"), tail: undefined }
+    : { rule, segment: new RegExp(`^${rule.pattern.split("*").map(escapeRegex).join(".*")}$`, "is"), tail: undefined }
 )
 
 const segmentsOf = (path: string): ReadonlyArray<string> =>
