@@ -58,7 +58,7 @@ export const withDirectory = <A, E>(
     )
     return yield* Effect.acquireUseRelease(
       attempt(() => fsp.open(base, dirFlags)).pipe(
-        Effect.catch((e) => {
+        Effect.catch((e): Effect.Effect<never, StateError> => {
           if (e.code !== "ELOOP" && e.code !== "ENOTDIR") return Effect.fail(failure(shown, "open")(e.cause))
           // O_DIRECTORY | O_NOFOLLOW on a link fails with ENOTDIR or ELOOP: tell a link from a file.
           return Effect.flatMap(Effect.option(attempt(() => fsp.lstat(base))), (st) =>
