@@ -205,6 +205,11 @@ export interface Policy {
   readonly ignored: ReadonlyArray<string>
   /** What an L1 caller may write; elsewhere a write needs L2. */
   readonly writable: ReadonlyArray<string>
+  /**
+   * Scripts git runs by itself (hook folders, hook managers' configuration):
+   * a write there needs L2 with a confirmation, even inside `writable`.
+   */
+  readonly hooks: ReadonlyArray<string>
 }
 
 /**
@@ -236,16 +241,47 @@ export const defaultIgnored: ReadonlyArray<string> = ["node_modules", ".git", "d
 export const defaultWritable: ReadonlyArray<string> = ["**"]
 
 /**
+ * The hook scripts and hook-manager configurations that `git commit` (and
+ * other git commands) run by themselves: `.husky/` and `.githooks/` (the
+ * usual `core.hooksPath` targets; `.git/hooks` is blocked outright), and the
+ * configuration files of pre-commit and lefthook, which name the commands to
+ * run. Writing any of them needs L2 with a confirmation. Whatever
+ * `core.hooksPath` names, git runs only executable hooks, and overwriting an
+ * executable file needs L2 too (a created file is never executable).
+ *
+ * @category constants
+ * @since 0.2.0
+ */
+export const defaultHooks: ReadonlyArray<string> = [
+  ".husky",
+  ".githooks",
+  ".pre-commit-config.yaml",
+  ".pre-commit-config.yml",
+  "lefthook.yml",
+  "lefthook.yaml",
+  ".lefthook.yml",
+  ".lefthook.yaml",
+  "lefthook-local.yml",
+  ".lefthook-local.yml"
+]
+
+/**
  * The default policy.
  *
  * @category constants
  * @since 0.1.0
  */
-export const defaultPolicy: Policy = { blocked: defaultBlocked, ignored: defaultIgnored, writable: defaultWritable }
+export const defaultPolicy: Policy = {
+  blocked: defaultBlocked,
+  ignored: defaultIgnored,
+  writable: defaultWritable,
+  hooks: defaultHooks
+}
 
 /**
- * How to adjust the default policy. `blocked` patterns are added to the
- * defaults, which cannot be removed; `ignored` and `writable` replace theirs.
+ * How to adjust the default policy. `blocked` and `hooks` patterns are added
+ * to the defaults, which cannot be removed; `ignored` and `writable` replace
+ * theirs.
  *
  * @category models
  * @since 0.1.0
@@ -254,6 +290,7 @@ export interface PolicyOptions {
   readonly blocked?: ReadonlyArray<string> | undefined
   readonly ignored?: ReadonlyArray<string> | undefined
   readonly writable?: ReadonlyArray<string> | undefined
+  readonly hooks?: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -273,7 +310,8 @@ export interface PolicyOptions {
 export const makePolicy = (options?: PolicyOptions): Policy => ({
   blocked: [...defaultBlocked, ...(options?.blocked ?? [])],
   ignored: options?.ignored ?? defaultIgnored,
-  writable: options?.writable ?? defaultWritable
+  writable: options?.writable ?? defaultWritable,
+  hooks: [...defaultHooks, ...(options?.hooks ?? [])]
 })
 
 // ---------------------------------------------------------------------------
@@ -424,6 +462,8 @@ export interface WorkspaceShape {
   readonly isIgnored: (relative: string) => boolean
   /** Whether an L1 caller may write a relative path. */
   readonly isWritable: (relative: string) => boolean
+  /** The hook rule a relative path matches, if any (a write there needs L2 with a confirmation). */
+  readonly hookBy: (relative: string) => string | undefined
 }
 
 /**
@@ -506,7 +546,8 @@ export const make = (options: Options): Effect.Effect<WorkspaceShape, NotFound |
       relative: (real) => (paths.isInside(root, real) ? paths.relativeTo(root, real) : undefined),
       blockedBy: compiled.blockedBy,
       isIgnored: compiled.isIgnored,
-      isWritable: compiled.isWritable
+      isWritable: compiled.isWritable,
+      hookBy: compiled.hookBy
     } satisfies WorkspaceShape
   })
 
