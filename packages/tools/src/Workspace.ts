@@ -64,12 +64,13 @@ import {
   OutsideWorkspace
 } from "./internal/workspace/errors.ts"
 import { type Entry as EntryImpl, listDirectory } from "./internal/workspace/list.ts"
-import { type OpenError, readVerified } from "./internal/workspace/open.ts"
+import { type OpenError, readEntryVerified, readVerified } from "./internal/workspace/open.ts"
 import * as paths from "./internal/workspace/paths.ts"
 import { compile } from "./internal/workspace/policy.ts"
 import {
   type Jail,
   type ResolvedPath as ResolvedImpl,
+  resolveEntry as resolveEntryImpl,
   resolveExisting,
   resolveForWrite as resolveWrite
 } from "./internal/workspace/resolve.ts"
@@ -442,6 +443,23 @@ export interface WorkspaceShape {
   ) => Effect.Effect<ResolvedPath, PathError>
   /** Resolves a path to write: an existing regular file, or a new one whose real parent is inside. */
   readonly resolveForWrite: (path: string) => Effect.Effect<ResolvedPath, PathError>
+  /**
+   * Resolves a path as git sees one (the git tools hand only such paths to
+   * git): the directories on the way resolved through the jail (a link among
+   * them must lead inside), the last name not followed (kind `symlink` for a
+   * link), the path possibly missing (kind `missing`; its deepest existing
+   * directory must be inside). Blocked names are not refused here.
+   */
+  readonly resolveEntry: (path: string) => Effect.Effect<ResolvedPath, InvalidPath | OutsideWorkspace | FileSystemError>
+  /**
+   * Reads what {@link resolveEntry} found as git stores it: a regular file's
+   * bytes (through a verified descriptor, blocked names refused), or a link's
+   * own text. A directory is `NotAFile`, a missing path `NotFound`.
+   */
+  readonly readEntry: (
+    entry: ResolvedPath,
+    options?: { readonly maxBytes?: number | undefined }
+  ) => Effect.Effect<Uint8Array, OpenError | FileTooLarge>
   /** Reads a regular file through a verified descriptor, within the byte limit. */
   readonly readFile: (path: string | ResolvedPath, options?: ReadOptions) => Effect.Effect<FileBytes, ReadError>
   /** Writes atomically; returns the path written (kind `file`). */
@@ -526,6 +544,8 @@ export const make = (options: Options): Effect.Effect<WorkspaceShape, NotFound |
       policy,
       resolve: (p, o) => resolveExisting(jail, p, o?.expect ?? "any"),
       resolveForWrite: (p) => resolveWrite(jail, p),
+      resolveEntry: (p) => resolveEntryImpl(jail, p),
+      readEntry: (entry, o) => readEntryVerified(jail, entry, o?.maxBytes ?? defaultMaxBytes),
       readFile: (p, o) =>
         Effect.gen(function* () {
           const resolved = yield* toResolved(p, "file")

@@ -123,7 +123,24 @@ export type Output = typeof Output.Type
  * @category schemas
  * @since 0.1.0
  */
-export const Failure = ToolFailure
+export const Failure = Schema.Union([...ToolFailure.members, Workspace.FileTooLarge, Workspace.ConcurrentChange])
+
+/** The most bytes of a working-tree file blamed. */
+const maxBlameBytes = 64 * 1024 * 1024
+
+/** The working tree's file as git would store it, read through the workspace. */
+const workingFile = (input: string) =>
+  Effect.gen(function* () {
+    const ws = yield* Workspace.Workspace
+    const entry = yield* ws.resolveEntry(input)
+    if (entry.kind === "missing") return yield* new PathNotInRepository({ path: input, reason: "not-tracked" })
+    if (entry.kind === "directory") return yield* new PathNotInRepository({ path: input, reason: "not-a-file" })
+    return yield* ws
+      .readEntry(entry, { maxBytes: maxBlameBytes })
+      .pipe(
+        Effect.catchTag("NotFound", () => Effect.fail(new PathNotInRepository({ path: input, reason: "not-tracked" })))
+      )
+  })
 
 /**
  * Blames the lines of a file.
@@ -187,7 +204,10 @@ export const blame = Tool.make({
           ? undefined
           : yield* located.integer("endLine", input.endLine, 1, 1, Number.MAX_SAFE_INTEGER)
       const maxLines = yield* located.integer("maxLines", input.maxLines, defaultMaxLines, 1, 100_000)
+      // The working tree's file is read here, through the workspace (links on the way must stay inside, the
+      // file is opened through a verified descriptor), and handed to the backend: git never opens the path.
+      const contents = input.rev === undefined ? yield* workingFile(input.path) : undefined
       const backend = yield* GitBackend
-      return yield* backend.blame(located.repository, { path, rev: input.rev, startLine, endLine, maxLines })
+      return yield* backend.blame(located.repository, { path, rev: input.rev, contents, startLine, endLine, maxLines })
     })
 })

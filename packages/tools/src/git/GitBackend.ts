@@ -20,6 +20,7 @@ import type { GitFailed, InvalidRevision, NotARepository, PathNotInRepository, U
 import { makeIsomorphic } from "./internal/iso.ts"
 import { gitAvailable, makeNative } from "./internal/native.ts"
 import { openRepository } from "./internal/repository.ts"
+import { checkStore } from "./internal/store.ts"
 import type * as Log from "./Log.ts"
 import type * as Show from "./Show.ts"
 import type * as Status from "./Status.ts"
@@ -37,16 +38,21 @@ export interface Repository {
   readonly gitDir: string
   /** The directory holding objects and refs: the git directory, or the main one for a linked worktree. */
   readonly commonDir: string
+  /** The jail: nothing outside it is read (the workspace root; the working tree when opened alone). */
+  readonly root: string
 }
 
 /**
  * Opens the repository whose working tree is `dir` (it must hold `.git`, a
  * directory or a `gitdir:` file). Parent directories are never searched.
+ * Its git directory, common directory and object store must lie inside
+ * `root` (by default the working tree itself), links and alternates followed.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const repository = (dir: string): Effect.Effect<Repository, NotARepository> => openRepository(dir)
+export const repository = (dir: string, root?: string): Effect.Effect<Repository, NotARepository> =>
+  Effect.tap(openRepository(dir, root), (repo) => checkStore(repo, dir))
 
 /**
  * How diffs are shaped, shared by `git.diff`, `git.show` and `git.log` with
@@ -113,6 +119,12 @@ export interface BlameQuery {
   readonly path: string
   /** `undefined`: the file in the working tree (uncommitted lines belong to no commit). */
   readonly rev: string | undefined
+  /**
+   * With `rev` undefined: the working-tree file's bytes, read through the
+   * workspace (a link's own text for a link), so no backend opens a
+   * working-tree path itself.
+   */
+  readonly contents: Uint8Array | undefined
   readonly startLine: number
   readonly endLine: number | undefined
   readonly maxLines: number

@@ -14,7 +14,6 @@
  *
  * @internal
  */
-import * as nodeFs from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 import { Effect } from "effect"
@@ -51,7 +50,7 @@ import {
   worthWalking
 } from "./isoDiff.ts"
 import { Lru } from "./lru.ts"
-import { type CommitData, RepoStore } from "./objects.ts"
+import { type CommitData, MissingObject, RepoStore } from "./objects.ts"
 import { detectRenames } from "./rename.ts"
 import { parseRevision } from "./revision.ts"
 import { shapeStatus } from "./statusShape.ts"
@@ -107,25 +106,6 @@ class DateQueue {
   }
 }
 
-/** Reads a working-tree file as git does: no symbolic link is followed on the way; a final link gives its target text. */
-const readWorktree = async (workTree: string, rel: string): Promise<Uint8Array | undefined> => {
-  const parts = rel.split("/")
-  let at = workTree
-  for (let i = 0; i < parts.length; i++) {
-    at = path.join(at, parts[i]!)
-    const st = await fsp.lstat(at).catch(() => undefined)
-    if (st === undefined) return undefined
-    if (i < parts.length - 1) {
-      if (!st.isDirectory()) return undefined
-      continue
-    }
-    if (st.isSymbolicLink()) return new TextEncoder().encode(await fsp.readlink(at))
-    if (!st.isFile()) return undefined
-    return new Uint8Array(await fsp.readFile(at))
-  }
-  return undefined
-}
-
 export const makeIsomorphic = (): GitBackendShape => {
   const stores = new Map<string, RepoStore>()
   const counts = new Lru<string, { filesChanged: number; additions: number; deletions: number }>(100_000)
@@ -147,7 +127,16 @@ export const makeIsomorphic = (): GitBackendShape => {
   ): Effect.Effect<A, E | GitFailed> =>
     Effect.tryPromise({
       try: f,
-      catch: (e) => known?.(e) ?? new GitFailed({ operation, detail: e instanceof Error ? e.message : String(e) })
+      // isomorphic-git's messages can quote what it read; only a fixed phrase is reported.
+      catch: (e) =>
+        known?.(e) ??
+        new GitFailed({
+          operation,
+          detail:
+            e instanceof MissingObject
+              ? "the repository is damaged or incomplete (an object could not be read)"
+              : "the repository could not be read"
+        })
     })
 
   const revisionError = (e: unknown): RevisionError | undefined =>
@@ -157,7 +146,7 @@ export const makeIsomorphic = (): GitBackendShape => {
     Effect.flatMap(parseRevision(rev), (parsed) => attempt("rev-parse", () => store.resolve(parsed), revisionError))
 
   const config = async (store: RepoStore, key: string): Promise<unknown> =>
-    git.getConfig({ fs: nodeFs, gitdir: store.repo.commonDir, path: key }).catch(() => undefined)
+    git.getConfig({ fs: store.fs, gitdir: store.repo.commonDir, path: key }).catch(() => undefined)
 
   // -------------------------------------------------------------------------
   // Working tree and index
@@ -178,7 +167,7 @@ export const makeIsomorphic = (): GitBackendShape => {
     const indexMtimeNs = indexStat?.mtimeNs ?? 0n
     const rows = new Map<string, WorkRow>()
     await git.walk({
-      fs: nodeFs,
+      fs: store.fs,
       dir: workTree,
       gitdir: gitDir,
       cache: store.cache,
@@ -191,7 +180,7 @@ export const makeIsomorphic = (): GitBackendShape => {
         if (st === "commit" || (st === undefined && wt === undefined)) return null
         if (st === undefined) {
           if (!options.untracked || wt === "special") return null
-          if (await git.isIgnored({ fs: nodeFs, dir: workTree, gitdir: gitDir, filepath })) return null
+          if (await git.isIgnored({ fs: store.fs, dir: workTree, gitdir: gitDir, filepath })) return null
         }
         if (!worthWalking(options.paths, filepath)) return null
         if (!selected(options.paths, filepath)) return undefined
@@ -545,7 +534,8 @@ export const makeIsomorphic = (): GitBackendShape => {
             if (!inHead && !indexPaths.has(query.path)) {
               throw new PathNotInRepository({ path: query.path, reason: "not-tracked" })
             }
-            workingBytes = await readWorktree(repo.workTree, query.path)
+            // Read by the tool through the workspace; the backend never opens a working-tree path.
+            workingBytes = query.contents
             if (workingBytes === undefined) throw new PathNotInRepository({ path: query.path, reason: "not-tracked" })
           } else {
             const entry = await store.entryAt((await store.commit(rev)).tree, query.path)
