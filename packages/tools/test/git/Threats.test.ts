@@ -545,6 +545,21 @@ describe.skipIf(gate.skip)(`threats.md §Git${gate.note}`, () => {
         }
       })
 
+      it("the keys that change how a repository is read still apply, and a change of them is seen (core.filemode)", async () => {
+        const m = historyRepo()
+        try {
+          m.git("config", "core.filemode", "false")
+          fs.chmodSync(path.join(m.dir, "src/main.ts"), 0o755)
+          const status = await runWith(m.dir, backend, GitStatus.status.run({}))
+          expect(status.unstaged).toEqual([])
+          m.git("config", "core.filemode", "true")
+          const again = await runWith(m.dir, backend, GitStatus.status.run({}))
+          expect(again.unstaged.map((c) => c.path)).toEqual(["src/main.ts"])
+        } finally {
+          m.dispose()
+        }
+      })
+
       it("a repository config that is a link out of the root is refused", async () => {
         const l = historyRepo()
         try {

@@ -7,6 +7,9 @@
  * symbolic link is not read at all. Writes fail: the tools never write a
  * repository.
  *
+ * The git directories are checked once per call by the object store check
+ * (every link in them leads inside), so reads there go straight through.
+ *
  * isomorphic-git reads from the repository's config only `core.filemode`
  * and `core.autocrlf` (it has no includes, hooks, filters or programs), and
  * the config file itself comes through here, so it must lie inside too.
@@ -26,9 +29,15 @@ const readOnly = (p: string): NodeJS.ErrnoException =>
 
 const noLinks = new Set([".gitignore", ".gitattributes", ".mailmap"])
 
-/** A client for isomorphic-git (`{ promises }`) that reads only inside `root`. */
-export const jailedFs = (root: string) => {
+/**
+ * A client for isomorphic-git (`{ promises }`) that reads only inside `root`.
+ * Paths under `checked` (the git directories, whose every link the object
+ * store check has just followed to inside the root) are read directly.
+ */
+export const jailedFs = (root: string, checked: ReadonlyArray<string> = []) => {
+  const prefixes = checked.map((d) => (d.endsWith("/") ? d : `${d}/`))
   const inside = async (p: string): Promise<void> => {
+    if (prefixes.some((d) => p.startsWith(d)) && !p.includes("/../")) return
     if (noLinks.has(path.basename(p))) {
       const st = await fsp.lstat(p)
       if (st.isSymbolicLink()) throw missing(p)

@@ -155,7 +155,7 @@ export class RepoStore {
 
   constructor(repo: Repository) {
     this.repo = repo
-    this.fs = new FileSystem(jailedFs(repo.root)) as unknown as git.FsClient
+    this.fs = new FileSystem(jailedFs(repo.root, [repo.gitDir, repo.commonDir])) as unknown as git.FsClient
   }
 
   /** Renews isomorphic-git's cache if HEAD, refs, packs or the index changed. */

@@ -16,8 +16,7 @@
  *
  * @internal
  */
-import type { Dirent } from "node:fs"
-import * as fsp from "node:fs/promises"
+import { type Dirent, lstatSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs"
 import * as path from "node:path"
 import { Effect } from "effect"
 import { isInside } from "../../internal/workspace/paths.ts"
@@ -27,75 +26,105 @@ import { NotARepository } from "../GitError.ts"
 /** Why a repository is refused, or nothing. */
 type Problem = string | undefined
 
-const realpathOf = (p: string): Promise<string | undefined> => fsp.realpath(p).catch(() => undefined)
+// The scan runs on every call, so it uses the synchronous calls: a few hundred of them cost well under a
+// millisecond, where the asynchronous ones would each pay a trip through the thread pool.
+const realpathOf = (p: string): string | undefined => {
+  try {
+    return realpathSync(p)
+  } catch {
+    return undefined
+  }
+}
 
-const entriesOf = (dir: string): Promise<ReadonlyArray<Dirent>> =>
-  fsp.readdir(dir, { withFileTypes: true }).catch(() => [])
+const entriesOf = (dir: string): ReadonlyArray<Dirent> => {
+  try {
+    return readdirSync(dir, { withFileTypes: true })
+  } catch {
+    return []
+  }
+}
+
+/** A directory's identity and last change: a link added to it changes its modification time. */
+const signatureOf = (dir: string): string | undefined => {
+  try {
+    const st = lstatSync(dir)
+    return `${st.dev}:${st.ino}:${st.mtimeMs}:${st.ctimeMs}`
+  } catch {
+    return undefined
+  }
+}
+
+/** Directories whose entries were found free of links leading out, by their signature when checked. */
+const clean = new Map<string, string>()
 
 /** At most this many alternates are followed, as git does. */
 const maxAlternateDepth = 5
 
-const checkRepository = async (repo: Repository, shown: (p: string) => string): Promise<Problem> => {
+const checkRepository = (repo: Repository, shown: (p: string) => string): Problem => {
   const { root, gitDir, commonDir } = repo
   /** `p`, if it names something, must resolve inside the root (missing or dangling: nothing to read). */
-  const mustBeInside = async (p: string): Promise<Problem> => {
-    const real = await realpathOf(p)
+  const mustBeInside = (p: string): Problem => {
+    const real = realpathOf(p)
     return real === undefined || isInside(root, real) ? undefined : shown(p)
   }
-  /** Every link among the entries of `dir` must resolve inside. */
-  const linksInside = async (dir: string): Promise<Problem> => {
-    for (const e of await entriesOf(dir)) {
+  /** Every link among the entries of `dir` must resolve inside; a directory unchanged since it passed is skipped. */
+  const linksInside = (dir: string): Problem => {
+    const signature = signatureOf(dir)
+    if (signature === undefined) return undefined
+    const key = `${root}\0${dir}`
+    if (clean.get(key) === signature) return undefined
+    for (const e of entriesOf(dir)) {
       if (!e.isSymbolicLink()) continue
-      const problem = await mustBeInside(path.join(dir, e.name))
+      const problem = mustBeInside(path.join(dir, e.name))
       if (problem !== undefined) return problem
     }
+    if (clean.size > 100_000) clean.clear()
+    clean.set(key, signature)
     return undefined
   }
-  const objectStore = async (objects: string, depth: number): Promise<Problem> => {
-    const own = await mustBeInside(objects)
+  const objectStore = (objects: string, depth: number): Problem => {
+    const own = mustBeInside(objects)
     if (own !== undefined) return own
-    const realObjects = await realpathOf(objects)
+    const realObjects = realpathOf(objects)
     if (realObjects === undefined) return undefined
-    const top = await entriesOf(objects)
-    for (const e of top) {
-      const at = path.join(objects, e.name)
-      if (e.isSymbolicLink()) {
-        const problem = await mustBeInside(at)
-        if (problem !== undefined) return problem
-      }
+    const top = linksInside(objects)
+    if (top !== undefined) return top
+    // Fan-out directories, packs, info and the commit graphs: a link among their entries must stay inside.
+    for (const e of entriesOf(objects)) {
+      if (!e.isDirectory()) continue
+      const problem = linksInside(path.join(objects, e.name))
+      if (problem !== undefined) return problem
     }
-    // Fan-out directories, packs and the commit graphs, read in parallel: a link among their entries must stay inside.
-    const dirs = top.filter((e) => e.isDirectory() || e.isSymbolicLink()).map((e) => path.join(objects, e.name))
-    const extra = [path.join(objects, "info", "commit-graphs")]
-    const problems = await Promise.all([...dirs, ...extra].map(linksInside))
-    const found = problems.find((p) => p !== undefined)
-    if (found !== undefined) return found
+    const graphs = linksInside(path.join(objects, "info", "commit-graphs"))
+    if (graphs !== undefined) return graphs
     const alternatesFile = path.join(objects, "info", "alternates")
-    const alternates = await fsp.lstat(alternatesFile).catch(() => undefined)
-    if (alternates === undefined) return undefined
-    const fileProblem = await mustBeInside(alternatesFile)
-    if (fileProblem !== undefined) return fileProblem
-    if (depth >= maxAlternateDepth) return shown(alternatesFile)
-    const real = await realpathOf(alternatesFile)
+    const real = realpathOf(alternatesFile)
     if (real === undefined) return undefined
-    const text = await fsp.readFile(real, "utf8").catch(() => "")
-
+    if (!isInside(root, real)) return shown(alternatesFile)
+    if (depth >= maxAlternateDepth) return shown(alternatesFile)
+    let text = ""
+    try {
+      if (statSync(real).size <= 1 << 20) text = readFileSync(real, "utf8")
+    } catch {
+      text = ""
+    }
     for (const raw of text.split("\n")) {
       const line = raw.trim()
       if (line === "" || line.startsWith("#")) continue
       // git unquotes C-style quoted lines; they are not read here, so they are refused.
       if (line.startsWith('"')) return shown(alternatesFile)
       // A relative alternate is relative to the object directory holding the file.
-      const target = path.resolve(realObjects, line)
-      const realTarget = await realpathOf(target)
+      const realTarget = realpathOf(path.resolve(realObjects, line))
       if (realTarget === undefined) continue
       if (!isInside(root, realTarget)) return shown(alternatesFile)
-      const deeper = await objectStore(realTarget, depth + 1)
+      const deeper = objectStore(realTarget, depth + 1)
       if (deeper !== undefined) return deeper
     }
     return undefined
   }
-  const files = [
+  const objects = objectStore(path.join(commonDir, "objects"), 0)
+  if (objects !== undefined) return objects
+  for (const f of [
     path.join(gitDir, "HEAD"),
     path.join(gitDir, "index"),
     path.join(gitDir, "info"),
@@ -109,28 +138,63 @@ const checkRepository = async (repo: Repository, shown: (p: string) => string): 
     path.join(commonDir, "info", "exclude"),
     path.join(commonDir, "info", "attributes"),
     path.join(commonDir, "info", "grafts")
-  ]
-  const objects = await objectStore(path.join(commonDir, "objects"), 0)
-  if (objects !== undefined) return objects
-  for (const f of files) {
-    const problem = await mustBeInside(f)
+  ]) {
+    const problem = mustBeInside(f)
     if (problem !== undefined) return problem
   }
   return undefined
 }
 
+/** How long a repository found clean is trusted before its fan-out directories are read again. */
+const rescanMillis = 2000
+
+/** Repositories found clean: when, and the signature of their top-level paths then. */
+const verified = new Map<string, { readonly at: number; readonly top: string }>()
+
+/** What changes when the store is repacked, relinked or reconfigured: checked on every call. */
+const topSignature = (repo: Repository): string =>
+  [
+    repo.gitDir,
+    repo.commonDir,
+    path.join(repo.commonDir, "objects"),
+    path.join(repo.commonDir, "objects", "info"),
+    path.join(repo.commonDir, "objects", "info", "alternates"),
+    path.join(repo.commonDir, "objects", "pack"),
+    path.join(repo.commonDir, "config"),
+    path.join(repo.commonDir, "refs"),
+    path.join(repo.commonDir, "packed-refs"),
+    path.join(repo.gitDir, "index"),
+    path.join(repo.gitDir, "HEAD")
+  ]
+    .map((p) => signatureOf(p) ?? "-")
+    .join("|")
+
 /**
  * Refuses a repository whose git directory reaches outside the jail
- * (`repo.root`) through a link, an alternate or a `commondir`.
+ * (`repo.root`) through a link, an alternate or a `commondir`. The top-level
+ * paths are checked on every call; the fan-out directories of `objects`
+ * (one `lstat` each, a few milliseconds for a large store) again only when
+ * a directory changed or two seconds have passed, so a link planted inside
+ * an existing fan-out directory is seen within two seconds.
  */
 export const checkStore = (repo: Repository, shownAs: string): Effect.Effect<void, NotARepository> =>
   Effect.flatMap(
-    Effect.promise(() =>
-      checkRepository(repo, (p) => {
+    Effect.sync(() => {
+      const key = `${repo.root}\0${repo.gitDir}\0${repo.commonDir}`
+      const top = topSignature(repo)
+      const seen = verified.get(key)
+      const now = Date.now()
+      if (seen !== undefined && seen.top === top && now - seen.at < rescanMillis) return undefined
+      const problem = checkRepository(repo, (p) => {
         const rel = path.relative(repo.workTree, p)
         return rel.startsWith("..") ? path.relative(repo.root, p) : rel
       })
-    ),
+      if (problem === undefined) {
+        if (verified.size > 10_000) verified.clear()
+        verified.set(key, { at: now, top })
+      } else verified.delete(key)
+      return problem
+    }),
     (part) =>
       part === undefined
         ? Effect.void
