@@ -13,6 +13,7 @@ import * as Workspace from "../Workspace.ts"
 import { GitBackend } from "./GitBackend.ts"
 import { PathNotInRepository, ToolFailure } from "./GitError.ts"
 import { locate, repositoryOption } from "./internal/locate.ts"
+import * as Results from "./internal/results.ts"
 
 /**
  * The commit a line comes from. `message` is the commit's subject.
@@ -20,14 +21,7 @@ import { locate, repositoryOption } from "./internal/locate.ts"
  * @category schemas
  * @since 0.1.0
  */
-export const BlameCommit = Schema.Struct({
-  hash: Schema.String,
-  shortHash: Schema.String,
-  author: Schema.String,
-  email: Schema.String,
-  date: Schema.String,
-  message: Schema.String
-})
+export const BlameCommit = Results.BlameCommit
 
 /**
  * @category models
@@ -42,13 +36,7 @@ export type BlameCommit = typeof BlameCommit.Type
  * @category schemas
  * @since 0.1.0
  */
-export const BlameLine = Schema.Struct({
-  line: Schema.Int,
-  originalLine: Schema.Int,
-  originalPath: Schema.String,
-  text: Schema.String,
-  commit: Schema.NullOr(BlameCommit)
-})
+export const BlameLine = Results.BlameLine
 
 /**
  * @category models
@@ -99,17 +87,7 @@ export type Input = typeof Input.Type
  * @category schemas
  * @since 0.1.0
  */
-export const Output = Schema.Struct({
-  /** The file, relative to the repository. */
-  path: Schema.String,
-  /** The revision blamed, as given, or `"working tree"`; each line names its own commit by hash. */
-  rev: Schema.String,
-  lines: Schema.Array(BlameLine),
-  /** More lines were in the range than `maxLines`. */
-  truncated: Schema.Boolean,
-  /** When truncated: the line to start the next call from. */
-  nextLine: Schema.optionalKey(Schema.Int)
-})
+export const Output = Results.BlameOutput
 
 /**
  * @category models

@@ -14,16 +14,12 @@
 import { NodeServices } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
 import type { ChildProcessSpawner } from "effect/process"
-import type * as Blame from "./Blame.ts"
-import type * as Diff from "./Diff.ts"
-import type { GitFailed, InvalidRevision, NotARepository, PathNotInRepository, UnknownRevision } from "./GitError.ts"
+import type { NotARepository } from "./GitError.ts"
 import { makeIsomorphic } from "./internal/iso.ts"
+import type * as Model from "./internal/model.ts"
 import { gitAvailable, makeNative } from "./internal/native.ts"
 import { openRepository } from "./internal/repository.ts"
 import { checkStore } from "./internal/store.ts"
-import type * as Log from "./Log.ts"
-import type * as Show from "./Show.ts"
-import type * as Status from "./Status.ts"
 
 /**
  * A repository on disk: its working tree and its git directory, both
@@ -33,14 +29,66 @@ import type * as Status from "./Status.ts"
  * @category models
  * @since 0.1.0
  */
-export interface Repository {
-  readonly workTree: string
-  readonly gitDir: string
-  /** The directory holding objects and refs: the git directory, or the main one for a linked worktree. */
-  readonly commonDir: string
-  /** The jail: nothing outside it is read (the workspace root; the working tree when opened alone). */
-  readonly root: string
-}
+export type Repository = Model.Repository
+
+/**
+ * How diffs are shaped, shared by `git.diff`, `git.show` and `git.log` with
+ * `includeDiff`: context lines, whitespace, the byte budget of all hunks
+ * together, the most files listed, and which paths must not show content.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type DiffShape = Model.DiffShape
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type StatusQuery = Model.StatusQuery
+
+/**
+ * Revisions are checked strings (see `GitError.InvalidRevision`); paths are
+ * relative to the repository, `/`-separated.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type LogQuery = Model.LogQuery
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type DiffQuery = Model.DiffQuery
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type BlameQuery = Model.BlameQuery
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type ShowQuery = Model.ShowQuery
+
+/**
+ * The failures of an operation that takes revisions.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type RevisionError = Model.RevisionError
+
+/**
+ * What a backend does.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type GitBackendShape = Model.GitBackendShape
 
 /**
  * Opens the repository whose working tree is `dir` (it must hold `.git`, a
@@ -53,118 +101,6 @@ export interface Repository {
  */
 export const repository = (dir: string, root?: string): Effect.Effect<Repository, NotARepository> =>
   Effect.tap(openRepository(dir, root), (repo) => checkStore(repo, dir))
-
-/**
- * How diffs are shaped, shared by `git.diff`, `git.show` and `git.log` with
- * `includeDiff`: context lines, whitespace, the byte budget of all hunks
- * together, the most files listed, and which paths must not show content.
- *
- * @category models
- * @since 0.1.0
- */
-export interface DiffShape {
-  readonly contextLines: number
-  readonly ignoreWhitespace: boolean
-  readonly maxDiffSize: number
-  readonly maxFiles: number
-  /** Paths (relative to the repository) whose content is never shown. */
-  readonly redact: (path: string) => boolean
-}
-
-/**
- * @category models
- * @since 0.1.0
- */
-export interface StatusQuery {
-  readonly limit: number
-}
-
-/**
- * Revisions are checked strings (see `GitError.InvalidRevision`); paths are
- * relative to the repository, `/`-separated.
- *
- * @category models
- * @since 0.1.0
- */
-export interface LogQuery {
-  readonly rev: string | undefined
-  readonly path: string | undefined
-  readonly limit: number
-  /** Unix seconds: commits whose committer date is older are left out. */
-  readonly since: number | undefined
-  /** Unix seconds: commits whose committer date is newer are left out. */
-  readonly until: number | undefined
-  readonly author: string | undefined
-  readonly grep: string | undefined
-  readonly includeDiff: boolean
-  readonly diff: DiffShape
-}
-
-/**
- * @category models
- * @since 0.1.0
- */
-export interface DiffQuery extends DiffShape {
-  readonly base: string | undefined
-  readonly compare: string | undefined
-  readonly staged: boolean
-  readonly paths: ReadonlyArray<string>
-}
-
-/**
- * @category models
- * @since 0.1.0
- */
-export interface BlameQuery {
-  readonly path: string
-  /** `undefined`: the file in the working tree (uncommitted lines belong to no commit). */
-  readonly rev: string | undefined
-  /**
-   * With `rev` undefined: the working-tree file's bytes, read through the
-   * workspace (a link's own text for a link), so no backend opens a
-   * working-tree path itself.
-   */
-  readonly contents: Uint8Array | undefined
-  readonly startLine: number
-  readonly endLine: number | undefined
-  readonly maxLines: number
-}
-
-/**
- * @category models
- * @since 0.1.0
- */
-export interface ShowQuery extends DiffShape {
-  readonly rev: string
-  readonly includeDiff: boolean
-  readonly paths: ReadonlyArray<string>
-}
-
-/**
- * The failures of an operation that takes revisions.
- *
- * @category models
- * @since 0.1.0
- */
-export type RevisionError = UnknownRevision | InvalidRevision | GitFailed
-
-/**
- * What a backend does.
- *
- * @category models
- * @since 0.1.0
- */
-export interface GitBackendShape {
-  readonly kind: "native" | "isomorphic"
-  readonly status: (repo: Repository, query: StatusQuery) => Effect.Effect<Status.Output, GitFailed>
-  readonly log: (repo: Repository, query: LogQuery) => Effect.Effect<Log.Output, RevisionError>
-  readonly diff: (repo: Repository, query: DiffQuery) => Effect.Effect<Diff.Output, RevisionError>
-  readonly blame: (
-    repo: Repository,
-    query: BlameQuery
-  ) => Effect.Effect<Blame.Output, RevisionError | PathNotInRepository>
-  readonly show: (repo: Repository, query: ShowQuery) => Effect.Effect<Show.Output, RevisionError>
-}
 
 /**
  * The git backend service.

@@ -18,8 +18,6 @@ import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 import { Effect } from "effect"
 import * as git from "isomorphic-git"
-import type * as Blame from "../Blame.ts"
-import type * as Diff from "../Diff.ts"
 import type {
   BlameQuery,
   DiffQuery,
@@ -30,11 +28,8 @@ import type {
   RevisionError,
   ShowQuery,
   StatusQuery
-} from "../GitBackend.ts"
+} from "./model.ts"
 import { GitFailed, InvalidRevision, PathNotInRepository, UnknownRevision } from "../GitError.ts"
-import type * as Log from "../Log.ts"
-import type * as Show from "../Show.ts"
-import type * as Status from "../Status.ts"
 import { Budget, type ChangesAcc } from "./changes.ts"
 import { isoDate, messageOf, shortHash, subjectOf } from "./format.ts"
 import { blameLines } from "./isoBlame.ts"
@@ -54,6 +49,7 @@ import { type CommitData, MissingObject, RepoStore } from "./objects.ts"
 import { detectRenames } from "./rename.ts"
 import { parseRevision } from "./revision.ts"
 import { shapeStatus } from "./statusShape.ts"
+import type * as Results from "./results.ts"
 
 const modeString = (mode: number): string => mode.toString(8).padStart(6, "0")
 const kindOf = (mode: string) => (mode === "120000" ? "link" : "file")
@@ -249,7 +245,7 @@ export const makeIsomorphic = (): GitBackendShape => {
   const sameMode = (a: string, b: string, filemode: boolean) =>
     a === b || (!filemode && kindOf(a) === "file" && kindOf(b) === "file")
 
-  const status = (repo: Repository, query: StatusQuery): Effect.Effect<Status.Output, GitFailed> =>
+  const status = (repo: Repository, query: StatusQuery): Effect.Effect<Results.StatusOutput, GitFailed> =>
     attempt("status", async () => {
       const store = await storeOf(repo)
       const head = await store.head()
@@ -258,8 +254,8 @@ export const makeIsomorphic = (): GitBackendShape => {
       const headFlat = await flattenTree(store, headTree, [])
       const rows = await walkWorktree(store, { paths: [], untracked: true })
       const conflicted = await unmergedPaths(store)
-      const staged: Array<Status.Change> = []
-      const unstaged: Array<Status.Change> = []
+      const staged: Array<Results.Change> = []
+      const unstaged: Array<Results.Change> = []
       const untracked: Array<string> = []
       const deleted: Array<{ path: string; entry: Entry }> = []
       const added: Array<{ path: string; entry: Entry }> = []
@@ -340,7 +336,7 @@ export const makeIsomorphic = (): GitBackendShape => {
     return result
   }
 
-  const toCommit = async (store: RepoStore, c: CommitData, ignoreWhitespace: boolean): Promise<Log.Commit> => {
+  const toCommit = async (store: RepoStore, c: CommitData, ignoreWhitespace: boolean): Promise<Results.Commit> => {
     const mailmap = await store.mailmap()
     const author = mailmap.map(c.author.name, c.author.email)
     const committer = mailmap.map(c.committer.name, c.committer.email)
@@ -367,7 +363,7 @@ export const makeIsomorphic = (): GitBackendShape => {
     shape: DiffShape,
     budget: Budget,
     paths: ReadonlyArray<string>
-  ): Promise<Diff.Changes> => {
+  ): Promise<Results.Changes> => {
     const acc: ChangesAcc = await buildChanges(await commitChanges(store, c, paths), shape, budget)
     return acc.toJSON()
   }
@@ -379,7 +375,7 @@ export const makeIsomorphic = (): GitBackendShape => {
     return x === undefined ? y === undefined : y !== undefined && x.oid === y.oid && x.mode === y.mode
   }
 
-  const log = (repo: Repository, query: LogQuery): Effect.Effect<Log.Output, RevisionError> =>
+  const log = (repo: Repository, query: LogQuery): Effect.Effect<Results.LogOutput, RevisionError> =>
     Effect.gen(function* () {
       const store = yield* attempt("log", () => storeOf(repo), revisionError)
       const start =
@@ -434,7 +430,7 @@ export const makeIsomorphic = (): GitBackendShape => {
             shown.push(c)
           }
           const budget = new Budget(query.diff.maxDiffSize)
-          const commits: Array<Log.Commit> = []
+          const commits: Array<Results.Commit> = []
           for (const c of shown.slice(0, query.limit)) {
             const commit = await toCommit(store, c, query.diff.ignoreWhitespace)
             commits.push(
@@ -451,7 +447,7 @@ export const makeIsomorphic = (): GitBackendShape => {
   // diff, show, blame
   // -------------------------------------------------------------------------
 
-  const diff = (repo: Repository, query: DiffQuery): Effect.Effect<Diff.Output, RevisionError> =>
+  const diff = (repo: Repository, query: DiffQuery): Effect.Effect<Results.DiffOutput, RevisionError> =>
     Effect.gen(function* () {
       const store = yield* attempt("diff", () => storeOf(repo), revisionError)
       const [base, compare] = yield* Effect.all([
@@ -496,7 +492,7 @@ export const makeIsomorphic = (): GitBackendShape => {
       )
     })
 
-  const show = (repo: Repository, query: ShowQuery): Effect.Effect<Show.Output, RevisionError> =>
+  const show = (repo: Repository, query: ShowQuery): Effect.Effect<Results.ShowOutput, RevisionError> =>
     Effect.gen(function* () {
       const store = yield* attempt("show", () => storeOf(repo), revisionError)
       const oid = yield* resolve(store, query.rev)
@@ -515,7 +511,7 @@ export const makeIsomorphic = (): GitBackendShape => {
   const blame = (
     repo: Repository,
     query: BlameQuery
-  ): Effect.Effect<Blame.Output, RevisionError | PathNotInRepository> =>
+  ): Effect.Effect<Results.BlameOutput, RevisionError | PathNotInRepository> =>
     Effect.gen(function* () {
       const store = yield* attempt("blame", () => storeOf(repo), revisionError)
       const rev = query.rev === undefined ? undefined : yield* resolve(store, query.rev)

@@ -31,8 +31,6 @@ import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { Effect, Option, Stream } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
-import type * as Blame from "../Blame.ts"
-import type * as Diff from "../Diff.ts"
 import type {
   BlameQuery,
   DiffQuery,
@@ -43,17 +41,15 @@ import type {
   RevisionError,
   ShowQuery,
   StatusQuery
-} from "../GitBackend.ts"
+} from "./model.ts"
 import { GitFailed, PathNotInRepository, UnknownRevision } from "../GitError.ts"
-import type * as Log from "../Log.ts"
-import type * as Show from "../Show.ts"
-import type * as Status from "../Status.ts"
 import { Budget, ChangesAcc } from "./changes.ts"
 import { diffParser, LOG_FORMAT, type LogRecord, logParser, parseBlame, parseStatus } from "./nativeParse.ts"
 import { EMPTY_TREE, parseRevision } from "./revision.ts"
 import { makeShadows, type Shadow } from "./shadow.ts"
 import { shapeStatus } from "./statusShape.ts"
 import { Tokenizer, text } from "./tokens.ts"
+import type * as Results from "./results.ts"
 
 /** What every `git log` here starts with: machine-readable records, and no external diff, textconv or signature program. */
 const LOG_ARGS = [
@@ -391,7 +387,7 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
       ...(shape.ignoreWhitespace ? ["-w"] : [])
     ]
 
-    const toCommit = (record: LogRecord, withDiff: boolean): Log.Commit => {
+    const toCommit = (record: LogRecord, withDiff: boolean): Results.Commit => {
       const changes = record.changes.toJSON()
       return {
         ...record.commit,
@@ -420,7 +416,7 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
         ? Effect.flatMap(classify(repo, rev, run.stderr), Effect.fail)
         : Effect.fail(failed("log", run))
 
-    const status = (repo: Repository, query: StatusQuery): Effect.Effect<Status.Output, GitFailed> =>
+    const status = (repo: Repository, query: StatusQuery): Effect.Effect<Results.StatusOutput, GitFailed> =>
       Effect.gen(function* () {
         const run = yield* git(repo, [
           "status",
@@ -437,7 +433,7 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
         return shapeStatus(parseStatus(run.stdout), query.limit)
       })
 
-    const log = (repo: Repository, query: LogQuery): Effect.Effect<Log.Output, RevisionError> =>
+    const log = (repo: Repository, query: LogQuery): Effect.Effect<Results.LogOutput, RevisionError> =>
       Effect.gen(function* () {
         // The checked revision goes to git as is (after --end-of-options, before --): one process, no rev-parse.
         const start = query.rev === undefined ? "HEAD" : (yield* parseRevision(query.rev)).text
@@ -482,7 +478,7 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
       revs: ReadonlyArray<string>,
       extraFlags: ReadonlyArray<string>,
       paths: ReadonlyArray<string>
-    ): Effect.Effect<Diff.Changes, GitFailed> =>
+    ): Effect.Effect<Results.Changes, GitFailed> =>
       Effect.gen(function* () {
         const acc = new ChangesAcc(shape)
         const tokenizer = new Tokenizer(diffParser(acc, new Budget(shape.maxDiffSize)))
@@ -494,7 +490,7 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
         return acc.toJSON()
       })
 
-    const diff = (repo: Repository, query: DiffQuery): Effect.Effect<Diff.Output, RevisionError> =>
+    const diff = (repo: Repository, query: DiffQuery): Effect.Effect<Results.DiffOutput, RevisionError> =>
       Effect.gen(function* () {
         const wanted = [query.base ?? "HEAD", ...(query.compare === undefined ? [] : [query.compare])]
         for (const rev of wanted) yield* parseRevision(rev)
@@ -529,7 +525,7 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
     const blame = (
       repo: Repository,
       query: BlameQuery
-    ): Effect.Effect<Blame.Output, RevisionError | PathNotInRepository> =>
+    ): Effect.Effect<Results.BlameOutput, RevisionError | PathNotInRepository> =>
       Effect.gen(function* () {
         const name = query.rev === undefined ? undefined : (yield* parseRevision(query.rev)).text
         const last =
@@ -587,7 +583,7 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
         }
       })
 
-    const show = (repo: Repository, query: ShowQuery): Effect.Effect<Show.Output, RevisionError> =>
+    const show = (repo: Repository, query: ShowQuery): Effect.Effect<Results.ShowOutput, RevisionError> =>
       Effect.gen(function* () {
         const rev = (yield* parseRevision(query.rev)).text
         const inline = query.includeDiff && query.paths.length === 0

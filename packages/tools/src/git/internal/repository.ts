@@ -13,7 +13,7 @@ import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 import { Effect } from "effect"
 import { isInside } from "../../internal/workspace/paths.ts"
-import type { Repository } from "../GitBackend.ts"
+import type { Repository } from "./model.ts"
 import { NotARepository } from "../GitError.ts"
 
 const attempt = <A>(f: () => Promise<A>) =>

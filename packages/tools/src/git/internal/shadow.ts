@@ -39,7 +39,7 @@ import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { Effect } from "effect"
 import { isInside } from "../../internal/workspace/paths.ts"
-import type { Repository } from "../GitBackend.ts"
+import type { Repository } from "./model.ts"
 import { GitFailed } from "../GitError.ts"
 import { text } from "./tokens.ts"
 

@@ -20,7 +20,7 @@ import { type Dirent, lstatSync, readdirSync, readFileSync, realpathSync, statSy
 import * as path from "node:path"
 import { Effect } from "effect"
 import { isInside } from "../../internal/workspace/paths.ts"
-import type { Repository } from "../GitBackend.ts"
+import type { Repository } from "./model.ts"
 import { NotARepository } from "../GitError.ts"
 
 /** Why a repository is refused, or nothing. */
