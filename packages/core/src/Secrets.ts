@@ -113,9 +113,9 @@ const segmentsOf = (path: string): ReadonlyArray<string> =>
     .filter((s) => s !== "" && s !== ".")
 
 /**
- * The first rule a path matches: a segment matching a segment glob, or a
- * path ending with the segments of a path rule. Backslashes count as
- * separators.
+ * The rule a path matches: the first segment (from the outermost) that a
+ * segment glob names, with the first such glob; else a path rule whose
+ * segments end the path. Backslashes count as separators.
  *
  * **Example** (Names the design calls secret)
  * ```ts
@@ -135,15 +135,15 @@ const segmentsOf = (path: string): ReadonlyArray<string> =>
  */
 export const match = (path: string): Match | undefined => {
   const segments = segmentsOf(path)
-  if (segments.length === 0) return undefined
+  // Segment by segment from the outermost, the first rule that names one; then the path rules (as the workspace does).
+  for (const name of segments) {
+    const hit = compiled.find((c) => c.segment?.test(name) === true)
+    if (hit !== undefined) return { rule: hit.rule, name }
+  }
   for (const c of compiled) {
-    if (c.segment !== undefined) {
-      const name = segments.find((s) => c.segment!.test(s))
-      if (name !== undefined) return { rule: c.rule, name }
-    } else if (c.tail !== undefined && segments.length >= c.tail.length) {
-      const tail = segments.slice(segments.length - c.tail.length)
-      if (tail.every((s, i) => s.toLowerCase() === c.tail![i])) return { rule: c.rule, name: tail.join("/") }
-    }
+    if (c.tail === undefined || segments.length < c.tail.length) continue
+    const tail = segments.slice(segments.length - c.tail.length)
+    if (tail.every((s, i) => s.toLowerCase() === c.tail![i])) return { rule: c.rule, name: tail.join("/") }
   }
   return undefined
 }
