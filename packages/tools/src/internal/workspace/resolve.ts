@@ -247,7 +247,9 @@ export const resolveEntry = (
         )
       })
     )
-    if (!isInside(jail.root, realAncestor)) return yield* new OutsideWorkspace({ path: input, reason: "parent" })
+    if (!isInside(jail.root, realAncestor)) {
+      return yield* new OutsideWorkspace({ path: input, reason: "symlink-target" })
+    }
     const real = path.join(realAncestor, ...missing, name)
     if (!isInside(jail.root, real) || real === jail.root) {
       return yield* new OutsideWorkspace({ path: input, reason: "outside" })
