@@ -16,6 +16,7 @@ import { Context, Duration, Effect, Layer, Option, Predicate } from "effect"
 import * as level from "./internal/level.ts"
 import { L0, L1, L2, L3 } from "./internal/level.ts"
 import { Observer, type ObserverShape } from "./Observer.ts"
+import * as Secrets from "./Secrets.ts"
 import type { Any, Tool } from "./Tool.ts"
 import * as Tool_ from "./Tool.ts"
 import { ApprovalDenied, Forbidden, TrustDenied } from "./ToolError.ts"
@@ -245,32 +246,14 @@ const segmentsOf = (p: string) =>
     .split("/")
     .filter((s) => s !== "" && s !== ".")
 
-/** Secret files: environment files, private keys, credential stores. */
-const secretName = (name: string): boolean =>
-  /^\.env(\..*)?$/i.test(name) ||
-  /secret/i.test(name) ||
-  /^id_(rsa|dsa|ecdsa|ed25519)(\.pub)?$/.test(name) ||
-  /\.(pem|key|p12|pfx|keystore|jks)$/i.test(name) ||
-  /^(\.netrc|\.npmrc|\.pypirc|credentials(\.json)?|\.git-credentials|\.htpasswd)$/i.test(name)
-
 /**
- * The rules shipped by default: secret files, `.git/` internals, destructive
- * shell patterns.
+ * The rules shipped by default: `.git/` internals, secret files (the names
+ * of `Secrets`), destructive shell patterns.
  *
  * @category constants
  * @since 0.1.0
  */
 export const defaultForbiddenRules: ReadonlyArray<ForbiddenRule> = [
-  {
-    name: "secrets",
-    check: ({ input }) => {
-      for (const p of stringsUnder(input, pathKeys)) {
-        const secret = segmentsOf(p).find(secretName)
-        if (secret !== undefined) return `"${p}" names a secret file (${secret})`
-      }
-      return undefined
-    }
-  },
   {
     name: "git-internals",
     check: ({ input }) => {
@@ -279,6 +262,18 @@ export const defaultForbiddenRules: ReadonlyArray<ForbiddenRule> = [
         const i = segs.indexOf(".git")
         if (i >= 0 && i < segs.length - 1) return `"${p}" is inside .git/, which only git itself may touch`
         if (i >= 0 && i === segs.length - 1 && segs.length > 0) return `"${p}" is the .git directory`
+      }
+      return undefined
+    }
+  },
+  {
+    name: "secrets",
+    check: ({ input }) => {
+      for (const p of stringsUnder(input, pathKeys)) {
+        const secret = Secrets.match(p)
+        if (secret !== undefined) {
+          return `"${p}" names a secret file: "${secret.name}" is ${secret.rule.what} (pattern "${secret.rule.pattern}")`
+        }
       }
       return undefined
     }

@@ -16,6 +16,8 @@ export * as Family from "./Family.ts"
 export * as Observer from "./Observer.ts"
 /** @since 0.1.0 */
 export * as ReadProof from "./ReadProof.ts"
+/** @since 0.2.0 */
+export * as Secrets from "./Secrets.ts"
 /** @since 0.1.0 */
 export * as Tool from "./Tool.ts"
 /** @since 0.1.0 */

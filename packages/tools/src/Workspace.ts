@@ -47,6 +47,7 @@
 import { existsSync } from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
+import { Secrets } from "@ugent/core"
 import { Context, Effect, Layer } from "effect"
 import {
   AlreadyExists,
@@ -63,12 +64,13 @@ import {
   OutsideWorkspace
 } from "./internal/workspace/errors.ts"
 import { type Entry as EntryImpl, listDirectory } from "./internal/workspace/list.ts"
-import { type OpenError, readVerified } from "./internal/workspace/open.ts"
+import { type OpenError, readEntryVerified, readVerified } from "./internal/workspace/open.ts"
 import * as paths from "./internal/workspace/paths.ts"
 import { compile } from "./internal/workspace/policy.ts"
 import {
   type Jail,
   type ResolvedPath as ResolvedImpl,
+  resolveEntry as resolveEntryImpl,
   resolveExisting,
   resolveForWrite as resolveWrite
 } from "./internal/workspace/resolve.ts"
@@ -204,45 +206,24 @@ export interface Policy {
   readonly ignored: ReadonlyArray<string>
   /** What an L1 caller may write; elsewhere a write needs L2. */
   readonly writable: ReadonlyArray<string>
+  /**
+   * Scripts git runs by itself (hook folders, hook managers' configuration):
+   * a write there needs L2 with a confirmation, even inside `writable`.
+   */
+  readonly hooks: ReadonlyArray<string>
 }
 
 /**
- * The names blocked by default: environment files, anything named like a
- * secret, private keys and certificates, credential files, `.git` with
- * everything inside it, and `.ugent` (ugent's own state: traces, audit,
- * working memory, the proof key).
+ * The names blocked by default: the secret names of `Secrets` in
+ * `@ugent/core` (environment files, anything named like a secret, a password
+ * or a private key, private keys and certificates, credential stores), then
+ * `.git` with everything inside it, and `.ugent` (ugent's own state: traces,
+ * audit, working memory, the proof key).
  *
  * @category constants
  * @since 0.1.0
  */
-export const defaultBlocked: ReadonlyArray<string> = [
-  ".env*",
-  "*secret*",
-  "id_rsa*",
-  "id_dsa*",
-  "id_ecdsa*",
-  "id_ed25519*",
-  "*.pem",
-  "*.key",
-  "*.p12",
-  "*.pfx",
-  "*.keystore",
-  "*.jks",
-  "*.ppk",
-  "*.kdbx",
-  ".netrc",
-  ".npmrc",
-  ".pypirc",
-  ".pgpass",
-  ".htpasswd",
-  ".git-credentials",
-  "credentials",
-  "credentials.*",
-  ".gnupg",
-  ".ssh",
-  ".git",
-  ".ugent"
-]
+export const defaultBlocked: ReadonlyArray<string> = [...Secrets.patterns, ".git", ".ugent"]
 
 /**
  * The names skipped by listing and globbing by default.
@@ -261,16 +242,47 @@ export const defaultIgnored: ReadonlyArray<string> = ["node_modules", ".git", "d
 export const defaultWritable: ReadonlyArray<string> = ["**"]
 
 /**
+ * The hook scripts and hook-manager configurations that `git commit` (and
+ * other git commands) run by themselves: `.husky/` and `.githooks/` (the
+ * usual `core.hooksPath` targets; `.git/hooks` is blocked outright), and the
+ * configuration files of pre-commit and lefthook, which name the commands to
+ * run. Writing any of them needs L2 with a confirmation. Whatever
+ * `core.hooksPath` names, git runs only executable hooks, and overwriting an
+ * executable file needs L2 too (a created file is never executable).
+ *
+ * @category constants
+ * @since 0.2.0
+ */
+export const defaultHooks: ReadonlyArray<string> = [
+  ".husky",
+  ".githooks",
+  ".pre-commit-config.yaml",
+  ".pre-commit-config.yml",
+  "lefthook.yml",
+  "lefthook.yaml",
+  ".lefthook.yml",
+  ".lefthook.yaml",
+  "lefthook-local.yml",
+  ".lefthook-local.yml"
+]
+
+/**
  * The default policy.
  *
  * @category constants
  * @since 0.1.0
  */
-export const defaultPolicy: Policy = { blocked: defaultBlocked, ignored: defaultIgnored, writable: defaultWritable }
+export const defaultPolicy: Policy = {
+  blocked: defaultBlocked,
+  ignored: defaultIgnored,
+  writable: defaultWritable,
+  hooks: defaultHooks
+}
 
 /**
- * How to adjust the default policy. `blocked` patterns are added to the
- * defaults, which cannot be removed; `ignored` and `writable` replace theirs.
+ * How to adjust the default policy. `blocked` and `hooks` patterns are added
+ * to the defaults, which cannot be removed; `ignored` and `writable` replace
+ * theirs.
  *
  * @category models
  * @since 0.1.0
@@ -279,6 +291,7 @@ export interface PolicyOptions {
   readonly blocked?: ReadonlyArray<string> | undefined
   readonly ignored?: ReadonlyArray<string> | undefined
   readonly writable?: ReadonlyArray<string> | undefined
+  readonly hooks?: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -298,7 +311,8 @@ export interface PolicyOptions {
 export const makePolicy = (options?: PolicyOptions): Policy => ({
   blocked: [...defaultBlocked, ...(options?.blocked ?? [])],
   ignored: options?.ignored ?? defaultIgnored,
-  writable: options?.writable ?? defaultWritable
+  writable: options?.writable ?? defaultWritable,
+  hooks: [...defaultHooks, ...(options?.hooks ?? [])]
 })
 
 // ---------------------------------------------------------------------------
@@ -429,6 +443,23 @@ export interface WorkspaceShape {
   ) => Effect.Effect<ResolvedPath, PathError>
   /** Resolves a path to write: an existing regular file, or a new one whose real parent is inside. */
   readonly resolveForWrite: (path: string) => Effect.Effect<ResolvedPath, PathError>
+  /**
+   * Resolves a path as git sees one (the git tools hand only such paths to
+   * git): the directories on the way resolved through the jail (a link among
+   * them must lead inside), the last name not followed (kind `symlink` for a
+   * link), the path possibly missing (kind `missing`; its deepest existing
+   * directory must be inside). Blocked names are not refused here.
+   */
+  readonly resolveEntry: (path: string) => Effect.Effect<ResolvedPath, InvalidPath | OutsideWorkspace | FileSystemError>
+  /**
+   * Reads what {@link resolveEntry} found as git stores it: a regular file's
+   * bytes (through a verified descriptor, blocked names refused), or a link's
+   * own text. A directory is `NotAFile`, a missing path `NotFound`.
+   */
+  readonly readEntry: (
+    entry: ResolvedPath,
+    options?: { readonly maxBytes?: number | undefined }
+  ) => Effect.Effect<Uint8Array, OpenError | FileTooLarge>
   /** Reads a regular file through a verified descriptor, within the byte limit. */
   readonly readFile: (path: string | ResolvedPath, options?: ReadOptions) => Effect.Effect<FileBytes, ReadError>
   /** Writes atomically; returns the path written (kind `file`). */
@@ -449,6 +480,8 @@ export interface WorkspaceShape {
   readonly isIgnored: (relative: string) => boolean
   /** Whether an L1 caller may write a relative path. */
   readonly isWritable: (relative: string) => boolean
+  /** The hook rule a relative path matches, if any (a write there needs L2 with a confirmation). */
+  readonly hookBy: (relative: string) => string | undefined
 }
 
 /**
@@ -511,6 +544,8 @@ export const make = (options: Options): Effect.Effect<WorkspaceShape, NotFound |
       policy,
       resolve: (p, o) => resolveExisting(jail, p, o?.expect ?? "any"),
       resolveForWrite: (p) => resolveWrite(jail, p),
+      resolveEntry: (p) => resolveEntryImpl(jail, p),
+      readEntry: (entry, o) => readEntryVerified(jail, entry, o?.maxBytes ?? defaultMaxBytes),
       readFile: (p, o) =>
         Effect.gen(function* () {
           const resolved = yield* toResolved(p, "file")
@@ -531,7 +566,8 @@ export const make = (options: Options): Effect.Effect<WorkspaceShape, NotFound |
       relative: (real) => (paths.isInside(root, real) ? paths.relativeTo(root, real) : undefined),
       blockedBy: compiled.blockedBy,
       isIgnored: compiled.isIgnored,
-      isWritable: compiled.isWritable
+      isWritable: compiled.isWritable,
+      hookBy: compiled.hookBy
     } satisfies WorkspaceShape
   })
 

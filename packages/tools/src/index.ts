@@ -40,6 +40,8 @@ export * as Search from "./search/Search.ts"
 /** @since 0.2.0 */
 export * as Sandbox from "./system/Sandbox.ts"
 /** @since 0.2.0 */
+export * as StateDir from "./StateDir.ts"
+/** @since 0.2.0 */
 export * as System from "./system/System.ts"
 /** @since 0.2.0 */
 export * as SystemBash from "./system/Bash.ts"

@@ -1,27 +1,32 @@
 /**
  * `file.glob` finds files of the workspace by pattern (fast-glob syntax:
- * `**`, `*`, `?`, `{a,b}`, `[abc]`). Results are paths relative to the
+ * `**`, `*`, `?`, `{a,b}`, `[abc]`, extglobs; matched by picomatch, the
+ * matcher fast-glob itself uses). Results are paths relative to the
  * workspace root, in a deterministic order (by name, or newest or largest
  * first, ties broken by path), cut at a limit with the total count reported.
  * Default-ignored directories (`node_modules`, `.git`, `dist`, `build`) are
- * not searched, hidden files only on request, `.gitignore` rules on request;
- * blocked names never appear. Symbolic links are not descended into; a link
- * to a regular file inside the workspace is listed, any other link is not.
+ * not searched, hidden names only on request, `.gitignore` rules on request;
+ * blocked names never appear.
  *
- * What remains: fast-glob walks by path, so a directory swapped for a link
- * to elsewhere between being seen and being read would have that elsewhere's
- * names listed under its own path (names only: every content read goes through
- * the jail, which refuses it). Checking each result's real path would close
- * this at the cost of a `realpath` per file.
+ * **Walked through the jail.** The directories are walked by the one walk
+ * `search.grep` uses (`internal/search/walk.ts`): each opened through its
+ * parent's verified descriptor, never through a symbolic link, so neither
+ * the static part of a pattern (`rootlink/etc/*` with `rootlink -> /`) nor a
+ * directory swapped for a link reaches outside. Directories the pattern
+ * cannot match below are not entered. A symbolic link is listed only when
+ * it leads to a regular file inside the workspace (resolved by the
+ * workspace, its size and time are its target's); any other link (to a
+ * directory, outside, or nowhere) is left out, never followed, and nothing
+ * about its target is reported.
  *
  * @since 0.1.0
  */
+import { existsSync } from "node:fs"
 import * as fsp from "node:fs/promises"
-import * as path from "node:path"
 import { Tool, ToolError } from "@ugent/core"
 import { Effect, Schema } from "effect"
-import fg from "fast-glob"
-import ignoreModule, { type Ignore } from "ignore"
+import picomatch from "picomatch"
+import { type Candidate, walk } from "../internal/search/walk.ts"
 import * as Workspace from "../Workspace.ts"
 
 /**
@@ -89,9 +94,6 @@ export const Failure = Schema.Union([ToolError.InvalidInput, ...Workspace.pathEr
  */
 export const defaults = { limit: 500, maxDepth: 10 } as const
 
-// "ignore" is CommonJS with a `default` self-reference, the one name its types and its runtime agree on.
-const ignore = ignoreModule.default
-
 /** Why a pattern is refused: it could name something outside the directory searched. */
 const patternProblem = (pattern: string): string | undefined => {
   if (pattern.includes("\0")) return "the pattern contains a NUL byte"
@@ -102,7 +104,61 @@ const patternProblem = (pattern: string): string | undefined => {
   if (pattern.split(/[/{},()|]/).some((token) => token.trim() === "..")) {
     return "the pattern contains `..`; search from a higher `path` instead"
   }
+  if (pattern.startsWith("!") && !pattern.startsWith("!(")) {
+    return "negative patterns are not supported; give the files to find (e.g. src/**/*.ts)"
+  }
   return undefined
+}
+
+/** The pattern's `/`-separated segments, or `undefined` when a `/` sits inside a group (`{a,b/c}`). */
+const segmentsOf = (pattern: string): ReadonlyArray<string> | undefined => {
+  const out: Array<string> = []
+  let depth = 0
+  let current = ""
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!
+    if (c === "\\") {
+      current += c + (pattern[i + 1] ?? "")
+      i++
+      continue
+    }
+    if (c === "{" || c === "[" || c === "(") depth++
+    else if ((c === "}" || c === "]" || c === ")") && depth > 0) depth--
+    if (c === "/") {
+      if (depth > 0) return undefined
+      out.push(current)
+      current = ""
+    } else current += c
+  }
+  out.push(current)
+  return out.filter((s) => s !== "")
+}
+
+/**
+ * A pattern compiled for a walk: whether a file matches, and whether a
+ * directory may hold a match (so that nothing else is entered). Hidden
+ * names are matched only with `dot`, by picomatch's rules (`**` never
+ * enters a hidden directory; a segment written with a leading `.` does).
+ */
+const compilePattern = (raw: string, dot: boolean) => {
+  const pattern = raw.replace(/^(\.\/)+/, "")
+  const full = picomatch(pattern, { dot })
+  const segments = segmentsOf(pattern)
+  const matchers = segments?.map((s) => (s === "**" ? undefined : picomatch(s, { dot })))
+  const mayHold = (dir: ReadonlyArray<string>): boolean => {
+    if (segments === undefined || matchers === undefined) return true
+    const fits = (i: number, j: number): boolean => {
+      if (j === dir.length) return i < segments.length
+      if (i === segments.length) return false
+      const m = matchers[i]
+      if (m === undefined) {
+        return fits(i + 1, j) || ((dot || !dir[j]!.startsWith(".")) && fits(i, j + 1))
+      }
+      return m(dir[j]!) && fits(i + 1, j + 1)
+    }
+    return fits(0, 0)
+  }
+  return { matches: (path: string) => full(path), mayHold }
 }
 
 interface Match {
@@ -111,57 +167,9 @@ interface Match {
   readonly mtimeMs: number
 }
 
+const procFd = existsSync("/proc/self/fd")
+
 const byPath = (a: Match, b: Match) => (a.relative < b.relative ? -1 : a.relative > b.relative ? 1 : 0)
-
-/** The .gitignore rules that apply under the searched directory, by the directory that holds them. */
-const gitignores = (
-  ws: Workspace.WorkspaceShape,
-  base: Workspace.ResolvedPath,
-  ignorePatterns: ReadonlyArray<string>,
-  deep: number
-): Effect.Effect<ReadonlyArray<{ readonly dir: string; readonly rules: Ignore }>> =>
-  Effect.gen(function* () {
-    const ancestors: Array<string> = []
-    for (let dir = base.relative; ; dir = path.posix.dirname(dir)) {
-      ancestors.push(dir === "." ? "" : dir)
-      if (dir === "." || dir === "/" || dir === "") break
-    }
-    const below = yield* Effect.promise(() =>
-      fg("**/.gitignore", {
-        cwd: base.real,
-        dot: true,
-        deep,
-        followSymbolicLinks: false,
-        ignore: [...ignorePatterns],
-        suppressErrors: true
-      })
-    )
-    const prefix = base.relative === "." ? "" : `${base.relative}/`
-    const files = [
-      ...ancestors.map((d) => (d === "" ? ".gitignore" : `${d}/.gitignore`)),
-      ...below.filter((f) => f !== ".gitignore").map((f) => prefix + f)
-    ]
-    const found = yield* Effect.forEach(
-      [...new Set(files)],
-      (file) =>
-        ws.readFile(file, { maxBytes: 1 << 20 }).pipe(
-          Effect.map((content) => ({
-            dir: path.posix.dirname(file) === "." ? "" : path.posix.dirname(file),
-            rules: ignore().add(Buffer.from(content.bytes).toString("utf8"))
-          })),
-          Effect.option
-        ),
-      { concurrency: 8 }
-    )
-    return found.flatMap((o) => (o._tag === "Some" ? [o.value] : []))
-  })
-
-const gitignored = (rules: ReadonlyArray<{ readonly dir: string; readonly rules: Ignore }>, relative: string) =>
-  rules.some(
-    ({ dir, rules }) =>
-      (dir === "" || relative.startsWith(`${dir}/`)) &&
-      rules.ignores(dir === "" ? relative : relative.slice(dir.length + 1))
-  )
 
 /**
  * Finds files by glob pattern.
@@ -213,63 +221,58 @@ export const glob = Tool.make({
       const ws = yield* Workspace.Workspace
       const base = yield* ws.resolve(input.path ?? ".", { expect: "directory" })
       const sort = input.sort ?? "name"
-      const ignorePatterns = ws.policy.ignored.flatMap((name) => [`**/${name}`, `**/${name}/**`])
-      // fast-glob's `deep` counts the searched directory as level 1.
-      const deep = maxDepth + 1
-      const entries = yield* Effect.tryPromise({
-        try: () =>
-          fg(input.pattern, {
-            cwd: base.real,
-            dot: input.hidden === true,
-            deep,
-            followSymbolicLinks: false,
-            onlyFiles: false,
-            objectMode: true,
-            stats: sort !== "name",
-            ignore: ignorePatterns,
-            suppressErrors: true
-          }),
+      const compiled = yield* Effect.try({
+        try: () => compilePattern(input.pattern, input.hidden === true),
         catch: (e) => invalid(`the pattern could not be used: ${e instanceof Error ? e.message : String(e)}`)
       })
       const prefix = base.relative === "." ? "" : `${base.relative}/`
+      const fromBase = (relative: string) => relative.slice(prefix.length)
+      // Inside a default-ignored directory the caller asked for, the default ignores stand aside.
+      const applyIgnored = !ws.isIgnored(base.relative)
+      const gitignore = input.respectGitignore === true
+      const keep = (c: Candidate): boolean => {
+        if (gitignore && c.ignored() === "ignore") return false
+        const rel = fromBase(c.relative)
+        return c.isDir ? c.depth <= maxDepth && compiled.mayHold(rel.split("/")) : compiled.matches(rel)
+      }
+      const entries = walk({
+        root: ws.root,
+        base: base.relative,
+        excluded: (relative) => ws.blockedBy(relative) !== undefined || (applyIgnored && ws.isIgnored(relative)),
+        ignoreFiles: gitignore ? { rgignore: false, ignore: false, gitignore: true } : undefined,
+        parents: gitignore,
+        keep,
+        links: true,
+        // The results are sorted at the end.
+        sorted: false,
+        procFd
+      })
       const matches: Array<Match> = []
+      let seen = 0
       for (const entry of entries) {
-        // fast-glob gives normalized paths relative to `cwd`. Defence in depth: whatever the pattern expanded
-        // to, nothing that climbs out or is absolute is returned.
-        const relative = prefix + entry.path
-        if (
-          entry.path.startsWith("../") ||
-          entry.path === ".." ||
-          entry.path.includes("/../") ||
-          path.isAbsolute(entry.path)
-        ) {
+        // A long walk lets other fibers run (and an interruption land) now and then.
+        if (++seen % 1024 === 0) yield* Effect.yieldNow
+        if (entry.kind === "file") {
+          const st = sort === "name" ? undefined : entry.lstat()
+          if (sort !== "name" && st === undefined) continue
+          matches.push({ relative: entry.relative, size: st?.size ?? 0, mtimeMs: st?.mtimeMs ?? 0 })
           continue
         }
-        if (ws.blockedBy(relative) !== undefined) continue
-        if (entry.dirent.isFile()) {
-          matches.push({ relative, size: entry.stats?.size ?? 0, mtimeMs: entry.stats?.mtimeMs ?? 0 })
-        } else if (entry.dirent.isSymbolicLink()) {
-          const target = yield* ws.resolve(relative, { expect: "file" }).pipe(Effect.option)
-          if (target._tag === "None") continue
-          if (sort === "name") {
-            matches.push({ relative, size: 0, mtimeMs: 0 })
-          } else {
-            const st = yield* Effect.tryPromise(() => fsp.stat(target.value.real)).pipe(Effect.option)
-            if (st._tag === "None") continue
-            matches.push({ relative, size: st.value.size, mtimeMs: st.value.mtimeMs })
-          }
+        // A link is listed when the workspace resolves it to a regular file inside; its target is never walked.
+        const target = yield* ws.resolve(entry.relative, { expect: "file" }).pipe(Effect.option)
+        if (target._tag === "None") continue
+        if (sort === "name") matches.push({ relative: entry.relative, size: 0, mtimeMs: 0 })
+        else {
+          const st = yield* Effect.tryPromise(() => fsp.stat(target.value.real)).pipe(Effect.option)
+          if (st._tag === "None") continue
+          matches.push({ relative: entry.relative, size: st.value.size, mtimeMs: st.value.mtimeMs })
         }
-      }
-      let kept: Array<Match> = matches
-      if (input.respectGitignore === true) {
-        const rules = yield* gitignores(ws, base, ignorePatterns, deep)
-        kept = matches.filter((m) => !gitignored(rules, m.relative))
       }
       // Default string order is code-unit order, the same as byPath, and faster than a comparator.
       const ordered =
         sort === "name"
-          ? kept.map((m) => m.relative).sort()
-          : kept
+          ? matches.map((m) => m.relative).sort()
+          : matches
               .sort(
                 sort === "modified"
                   ? (a, b) => b.mtimeMs - a.mtimeMs || byPath(a, b)

@@ -13,6 +13,7 @@ import * as Workspace from "../Workspace.ts"
 import { GitBackend } from "./GitBackend.ts"
 import { PathNotInRepository, ToolFailure } from "./GitError.ts"
 import { locate, repositoryOption } from "./internal/locate.ts"
+import * as Results from "./internal/results.ts"
 
 /**
  * The commit a line comes from. `message` is the commit's subject.
@@ -20,14 +21,7 @@ import { locate, repositoryOption } from "./internal/locate.ts"
  * @category schemas
  * @since 0.1.0
  */
-export const BlameCommit = Schema.Struct({
-  hash: Schema.String,
-  shortHash: Schema.String,
-  author: Schema.String,
-  email: Schema.String,
-  date: Schema.String,
-  message: Schema.String
-})
+export const BlameCommit = Results.BlameCommit
 
 /**
  * @category models
@@ -42,13 +36,7 @@ export type BlameCommit = typeof BlameCommit.Type
  * @category schemas
  * @since 0.1.0
  */
-export const BlameLine = Schema.Struct({
-  line: Schema.Int,
-  originalLine: Schema.Int,
-  originalPath: Schema.String,
-  text: Schema.String,
-  commit: Schema.NullOr(BlameCommit)
-})
+export const BlameLine = Results.BlameLine
 
 /**
  * @category models
@@ -99,17 +87,7 @@ export type Input = typeof Input.Type
  * @category schemas
  * @since 0.1.0
  */
-export const Output = Schema.Struct({
-  /** The file, relative to the repository. */
-  path: Schema.String,
-  /** The revision blamed, as given, or `"working tree"`; each line names its own commit by hash. */
-  rev: Schema.String,
-  lines: Schema.Array(BlameLine),
-  /** More lines were in the range than `maxLines`. */
-  truncated: Schema.Boolean,
-  /** When truncated: the line to start the next call from. */
-  nextLine: Schema.optionalKey(Schema.Int)
-})
+export const Output = Results.BlameOutput
 
 /**
  * @category models
@@ -123,7 +101,24 @@ export type Output = typeof Output.Type
  * @category schemas
  * @since 0.1.0
  */
-export const Failure = ToolFailure
+export const Failure = Schema.Union([...ToolFailure.members, Workspace.FileTooLarge, Workspace.ConcurrentChange])
+
+/** The most bytes of a working-tree file blamed. */
+const maxBlameBytes = 64 * 1024 * 1024
+
+/** The working tree's file as git would store it, read through the workspace. */
+const workingFile = (input: string) =>
+  Effect.gen(function* () {
+    const ws = yield* Workspace.Workspace
+    const entry = yield* ws.resolveEntry(input)
+    if (entry.kind === "missing") return yield* new PathNotInRepository({ path: input, reason: "not-tracked" })
+    if (entry.kind === "directory") return yield* new PathNotInRepository({ path: input, reason: "not-a-file" })
+    return yield* ws
+      .readEntry(entry, { maxBytes: maxBlameBytes })
+      .pipe(
+        Effect.catchTag("NotFound", () => Effect.fail(new PathNotInRepository({ path: input, reason: "not-tracked" })))
+      )
+  })
 
 /**
  * Blames the lines of a file.
@@ -187,7 +182,10 @@ export const blame = Tool.make({
           ? undefined
           : yield* located.integer("endLine", input.endLine, 1, 1, Number.MAX_SAFE_INTEGER)
       const maxLines = yield* located.integer("maxLines", input.maxLines, defaultMaxLines, 1, 100_000)
+      // The working tree's file is read here, through the workspace (links on the way must stay inside, the
+      // file is opened through a verified descriptor), and handed to the backend: git never opens the path.
+      const contents = input.rev === undefined ? yield* workingFile(input.path) : undefined
       const backend = yield* GitBackend
-      return yield* backend.blame(located.repository, { path, rev: input.rev, startLine, endLine, maxLines })
+      return yield* backend.blame(located.repository, { path, rev: input.rev, contents, startLine, endLine, maxLines })
     })
 })

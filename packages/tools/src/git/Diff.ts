@@ -12,6 +12,7 @@ import { Effect, Schema } from "effect"
 import { GitBackend } from "./GitBackend.ts"
 import { ToolFailure } from "./GitError.ts"
 import { diffShape, locate, repositoryOption } from "./internal/locate.ts"
+import * as Results from "./internal/results.ts"
 
 /**
  * How a file changed.
@@ -19,7 +20,7 @@ import { diffShape, locate, repositoryOption } from "./internal/locate.ts"
  * @category schemas
  * @since 0.1.0
  */
-export const FileStatus = Schema.Literals(["added", "modified", "deleted", "renamed", "typechange"])
+export const FileStatus = Results.FileStatus
 
 /**
  * @category models
@@ -35,13 +36,7 @@ export type FileStatus = typeof FileStatus.Type
  * @category schemas
  * @since 0.1.0
  */
-export const Line = Schema.Struct({
-  type: Schema.Literals(["context", "add", "delete"]),
-  content: Schema.String,
-  oldLine: Schema.optionalKey(Schema.Int),
-  newLine: Schema.optionalKey(Schema.Int),
-  noNewlineAtEnd: Schema.optionalKey(Schema.Literal(true))
-})
+export const Line = Results.Line
 
 /**
  * @category models
@@ -55,13 +50,7 @@ export type Line = typeof Line.Type
  * @category schemas
  * @since 0.1.0
  */
-export const Hunk = Schema.Struct({
-  oldStart: Schema.Int,
-  oldLines: Schema.Int,
-  newStart: Schema.Int,
-  newLines: Schema.Int,
-  lines: Schema.Array(Line)
-})
+export const Hunk = Results.Hunk
 
 /**
  * @category models
@@ -79,19 +68,7 @@ export type Hunk = typeof Hunk.Type
  * @category schemas
  * @since 0.1.0
  */
-export const FileDiff = Schema.Struct({
-  path: Schema.String,
-  oldPath: Schema.optionalKey(Schema.String),
-  status: FileStatus,
-  binary: Schema.Boolean,
-  additions: Schema.Int,
-  deletions: Schema.Int,
-  oldMode: Schema.optionalKey(Schema.String),
-  newMode: Schema.optionalKey(Schema.String),
-  hunks: Schema.Array(Hunk),
-  truncated: Schema.optionalKey(Schema.Literal(true)),
-  redacted: Schema.optionalKey(Schema.Literal(true))
-})
+export const FileDiff = Results.FileDiff
 
 /**
  * @category models
@@ -105,11 +82,7 @@ export type FileDiff = typeof FileDiff.Type
  * @category schemas
  * @since 0.1.0
  */
-export const Stats = Schema.Struct({
-  filesChanged: Schema.Int,
-  additions: Schema.Int,
-  deletions: Schema.Int
-})
+export const Stats = Results.Stats
 
 /**
  * @category models
@@ -123,14 +96,7 @@ export type Stats = typeof Stats.Type
  * @category schemas
  * @since 0.1.0
  */
-export const Changes = Schema.Struct({
-  files: Schema.Array(FileDiff),
-  stats: Stats,
-  /** Some hunks or files were left out (see `maxDiffSize` and `maxFiles`). */
-  truncated: Schema.Boolean,
-  /** Files counted in `stats` but not listed, because of `maxFiles`. */
-  omittedFiles: Schema.Int
-})
+export const Changes = Results.Changes
 
 /**
  * @category models
@@ -177,13 +143,7 @@ export type Input = typeof Input.Type
  * @category schemas
  * @since 0.1.0
  */
-export const Output = Schema.Struct({
-  /** The revision compared from, as given (`"HEAD"` by default), or `null` for the empty tree of a repository without commits. */
-  base: Schema.NullOr(Schema.String),
-  /** The revision compared to, as given, or `"working tree"` / `"index"`. */
-  compare: Schema.String,
-  ...Changes.fields
-})
+export const Output = Results.DiffOutput
 
 /**
  * @category models

@@ -14,14 +14,11 @@
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Context, Effect, Layer } from "effect"
 import type { ChildProcessSpawner } from "effect/process"
-import type * as Blame from "./Blame.ts"
-import type * as Diff from "./Diff.ts"
-import type { GitFailed, InvalidRevision, NotARepository, PathNotInRepository, UnknownRevision } from "./GitError.ts"
+import type { NotARepository } from "./GitError.ts"
+import type * as Model from "./internal/model.ts"
 import { gitAvailable, makeNative } from "./internal/native.ts"
 import { openRepository } from "./internal/repository.ts"
-import type * as Log from "./Log.ts"
-import type * as Show from "./Show.ts"
-import type * as Status from "./Status.ts"
+import { checkStore } from "./internal/store.ts"
 
 /**
  * A repository on disk: its working tree and its git directory, both
@@ -31,21 +28,7 @@ import type * as Status from "./Status.ts"
  * @category models
  * @since 0.1.0
  */
-export interface Repository {
-  readonly workTree: string
-  readonly gitDir: string
-  /** The directory holding objects and refs: the git directory, or the main one for a linked worktree. */
-  readonly commonDir: string
-}
-
-/**
- * Opens the repository whose working tree is `dir` (it must hold `.git`, a
- * directory or a `gitdir:` file). Parent directories are never searched.
- *
- * @category constructors
- * @since 0.1.0
- */
-export const repository = (dir: string): Effect.Effect<Repository, NotARepository> => openRepository(dir)
+export type Repository = Model.Repository
 
 /**
  * How diffs are shaped, shared by `git.diff`, `git.show` and `git.log` with
@@ -55,22 +38,13 @@ export const repository = (dir: string): Effect.Effect<Repository, NotARepositor
  * @category models
  * @since 0.1.0
  */
-export interface DiffShape {
-  readonly contextLines: number
-  readonly ignoreWhitespace: boolean
-  readonly maxDiffSize: number
-  readonly maxFiles: number
-  /** Paths (relative to the repository) whose content is never shown. */
-  readonly redact: (path: string) => boolean
-}
+export type DiffShape = Model.DiffShape
 
 /**
  * @category models
  * @since 0.1.0
  */
-export interface StatusQuery {
-  readonly limit: number
-}
+export type StatusQuery = Model.StatusQuery
 
 /**
  * Revisions are checked strings (see `GitError.InvalidRevision`); paths are
@@ -79,53 +53,25 @@ export interface StatusQuery {
  * @category models
  * @since 0.1.0
  */
-export interface LogQuery {
-  readonly rev: string | undefined
-  readonly path: string | undefined
-  readonly limit: number
-  /** Unix seconds: commits whose committer date is older are left out. */
-  readonly since: number | undefined
-  /** Unix seconds: commits whose committer date is newer are left out. */
-  readonly until: number | undefined
-  readonly author: string | undefined
-  readonly grep: string | undefined
-  readonly includeDiff: boolean
-  readonly diff: DiffShape
-}
+export type LogQuery = Model.LogQuery
 
 /**
  * @category models
  * @since 0.1.0
  */
-export interface DiffQuery extends DiffShape {
-  readonly base: string | undefined
-  readonly compare: string | undefined
-  readonly staged: boolean
-  readonly paths: ReadonlyArray<string>
-}
+export type DiffQuery = Model.DiffQuery
 
 /**
  * @category models
  * @since 0.1.0
  */
-export interface BlameQuery {
-  readonly path: string
-  /** `undefined`: the file in the working tree (uncommitted lines belong to no commit). */
-  readonly rev: string | undefined
-  readonly startLine: number
-  readonly endLine: number | undefined
-  readonly maxLines: number
-}
+export type BlameQuery = Model.BlameQuery
 
 /**
  * @category models
  * @since 0.1.0
  */
-export interface ShowQuery extends DiffShape {
-  readonly rev: string
-  readonly includeDiff: boolean
-  readonly paths: ReadonlyArray<string>
-}
+export type ShowQuery = Model.ShowQuery
 
 /**
  * The failures of an operation that takes revisions.
@@ -133,7 +79,7 @@ export interface ShowQuery extends DiffShape {
  * @category models
  * @since 0.1.0
  */
-export type RevisionError = UnknownRevision | InvalidRevision | GitFailed
+export type RevisionError = Model.RevisionError
 
 /**
  * What a backend does.
@@ -141,17 +87,19 @@ export type RevisionError = UnknownRevision | InvalidRevision | GitFailed
  * @category models
  * @since 0.1.0
  */
-export interface GitBackendShape {
-  readonly kind: "native" | "isomorphic"
-  readonly status: (repo: Repository, query: StatusQuery) => Effect.Effect<Status.Output, GitFailed>
-  readonly log: (repo: Repository, query: LogQuery) => Effect.Effect<Log.Output, RevisionError>
-  readonly diff: (repo: Repository, query: DiffQuery) => Effect.Effect<Diff.Output, RevisionError>
-  readonly blame: (
-    repo: Repository,
-    query: BlameQuery
-  ) => Effect.Effect<Blame.Output, RevisionError | PathNotInRepository>
-  readonly show: (repo: Repository, query: ShowQuery) => Effect.Effect<Show.Output, RevisionError>
-}
+export type GitBackendShape = Model.GitBackendShape
+
+/**
+ * Opens the repository whose working tree is `dir` (it must hold `.git`, a
+ * directory or a `gitdir:` file). Parent directories are never searched.
+ * Its git directory, common directory and object store must lie inside
+ * `root` (by default the working tree itself), links and alternates followed.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const repository = (dir: string, root?: string): Effect.Effect<Repository, NotARepository> =>
+  Effect.tap(openRepository(dir, root), (repo) => checkStore(repo, dir))
 
 /**
  * The git backend service.

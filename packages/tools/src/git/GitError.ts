@@ -29,13 +29,16 @@ import * as Workspace from "../Workspace.ts"
  */
 export class NotARepository extends Schema.TaggedError<NotARepository>()("NotARepository", {
   path: Schema.String,
-  reason: Schema.Literals(["no-git-dir", "git-dir-outside", "unreadable"])
+  reason: Schema.Literals(["no-git-dir", "git-dir-outside", "store-outside", "unreadable"]),
+  /** For `store-outside`: the part of the git directory that leads outside (relative to the working tree). */
+  part: Schema.optionalKey(Schema.String)
 }) {
   static readonly kind: ToolError.Kind = "not_found"
   override get message(): string {
     const why: Record<typeof this.reason, string> = {
       "no-git-dir": "there is no .git there",
       "git-dir-outside": "its .git points to a directory outside the workspace, which git tools do not read",
+      "store-outside": `its ${this.part ?? ".git"} leads outside the workspace (a symbolic link or objects/info/alternates naming another repository), and git tools read no object, ref or index outside it; remove the link or alternate (or clone the repository with its own objects)`,
       unreadable: "its .git could not be read as a repository"
     }
     return `No git repository at ${this.path}: ${why[this.reason]}. Git tools read the repository at the workspace root (or the sub-directory given as \`repository\`) and never search parent directories or create one. Check the path with file.list.`
@@ -128,7 +131,9 @@ export class PathNotInRepository extends Schema.TaggedError<PathNotInRepository>
 
 /**
  * A git command failed for a reason the tools do not model (a damaged
- * repository, a missing object, the `git` binary not usable).
+ * repository, a missing object, the `git` binary not usable). `detail` is one
+ * of a few fixed phrases chosen from what git said; git's own words never
+ * reach it (they can quote any file git was made to read).
  *
  * @category errors
  * @since 0.1.0

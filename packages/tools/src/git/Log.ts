@@ -10,10 +10,10 @@
  */
 import { Tool, ToolError } from "@ugent/core"
 import { Effect, Schema } from "effect"
-import { Changes } from "./Diff.ts"
 import { GitBackend } from "./GitBackend.ts"
 import { ToolFailure } from "./GitError.ts"
 import { diffShape, locate, repositoryOption } from "./internal/locate.ts"
+import * as Results from "./internal/results.ts"
 
 /**
  * A commit. `date` is the author date and `committerDate` the commit date,
@@ -26,21 +26,7 @@ import { diffShape, locate, repositoryOption } from "./internal/locate.ts"
  * @category schemas
  * @since 0.1.0
  */
-export const Commit = Schema.Struct({
-  hash: Schema.String,
-  shortHash: Schema.String,
-  parents: Schema.Array(Schema.String),
-  author: Schema.String,
-  email: Schema.String,
-  date: Schema.String,
-  committer: Schema.String,
-  committerDate: Schema.String,
-  subject: Schema.String,
-  message: Schema.String,
-  filesChanged: Schema.Int,
-  stats: Schema.optionalKey(Schema.Struct({ additions: Schema.Int, deletions: Schema.Int })),
-  diff: Schema.optionalKey(Changes)
-})
+export const Commit = Results.Commit
 
 /**
  * @category models
@@ -115,11 +101,7 @@ export type Input = typeof Input.Type
  * @category schemas
  * @since 0.1.0
  */
-export const Output = Schema.Struct({
-  commits: Schema.Array(Commit),
-  /** More commits matched than `limit`. */
-  truncated: Schema.Boolean
-})
+export const Output = Results.LogOutput
 
 /**
  * @category models

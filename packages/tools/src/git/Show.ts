@@ -8,11 +8,10 @@
  */
 import { Tool } from "@ugent/core"
 import { Effect, Schema } from "effect"
-import { Changes } from "./Diff.ts"
 import { GitBackend } from "./GitBackend.ts"
 import { ToolFailure } from "./GitError.ts"
 import { diffShape, locate, repositoryOption } from "./internal/locate.ts"
-import { Commit } from "./Log.ts"
+import * as Results from "./internal/results.ts"
 
 /**
  * @category schemas
@@ -42,10 +41,7 @@ export type Input = typeof Input.Type
  * @category schemas
  * @since 0.1.0
  */
-export const Output = Schema.Struct({
-  commit: Commit,
-  diff: Schema.optionalKey(Changes)
-})
+export const Output = Results.ShowOutput
 
 /**
  * @category models

@@ -9,10 +9,10 @@
 import { Tool, ToolError } from "@ugent/core"
 import { Effect, Schema } from "effect"
 import * as Workspace from "../Workspace.ts"
-import { FileStatus } from "./Diff.ts"
 import { GitBackend } from "./GitBackend.ts"
 import { GitFailed, NotARepository } from "./GitError.ts"
 import { locate, repositoryOption } from "./internal/locate.ts"
+import * as Results from "./internal/results.ts"
 
 /**
  * A changed file: staged (index against HEAD) or unstaged (working tree
@@ -21,11 +21,7 @@ import { locate, repositoryOption } from "./internal/locate.ts"
  * @category schemas
  * @since 0.1.0
  */
-export const Change = Schema.Struct({
-  path: Schema.String,
-  status: FileStatus,
-  oldPath: Schema.optionalKey(Schema.String)
-})
+export const Change = Results.Change
 
 /**
  * @category models
@@ -64,29 +60,7 @@ export type Input = typeof Input.Type
  * @category schemas
  * @since 0.1.0
  */
-export const Output = Schema.Struct({
-  /** The current branch, or `null` when HEAD is detached. */
-  branch: Schema.NullOr(Schema.String),
-  detached: Schema.Boolean,
-  /** The commit HEAD points to, or `null` when there is no commit yet. */
-  head: Schema.NullOr(Schema.String),
-  /** The repository has no commits yet (an unborn branch). */
-  noCommits: Schema.Boolean,
-  /** Nothing staged, unstaged, untracked or conflicted. */
-  clean: Schema.Boolean,
-  staged: Schema.Array(Change),
-  unstaged: Schema.Array(Change),
-  untracked: Schema.Array(Schema.String),
-  conflicted: Schema.Array(Schema.String),
-  totals: Schema.Struct({
-    staged: Schema.Int,
-    unstaged: Schema.Int,
-    untracked: Schema.Int,
-    conflicted: Schema.Int
-  }),
-  /** Some files were left out of the lists because of `limit`. */
-  truncated: Schema.Boolean
-})
+export const Output = Results.StatusOutput
 
 /**
  * @category models

@@ -1,8 +1,9 @@
-import { utimesSync } from "node:fs"
+import { mkdirSync, utimesSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Glob } from "@ugent/tools"
+import { Glob, List } from "@ugent/tools"
 import { Effect } from "effect"
+import fg from "fast-glob"
 import { withWorkspace } from "../workspace/fixture.ts"
 
 describe("file.glob", () => {
@@ -180,4 +181,136 @@ describe("file.glob", () => {
       })
     )
   )
+
+  describe("threat 35: the static part of a pattern never walks through a link out of the root", () => {
+    const patterns = [
+      "outlink/*",
+      "outlink/**",
+      "outlink/**/*",
+      "outlink/data.txt",
+      "outlink/sub/*",
+      "*/data.txt",
+      "**/data.txt",
+      "{outlink,x}/*",
+      "outlink/*/*.txt",
+      "rootlink/etc/*",
+      "rootlink/etc/hostname",
+      "rootlink/*",
+      "rootlink/**/hostname"
+    ]
+
+    it.effect("lists nothing behind a link to a directory outside, whatever the pattern, order or hidden flag", () =>
+      withWorkspace((fx) =>
+        Effect.gen(function* () {
+          mkdirSync(join(fx.outside, "sub"))
+          writeFileSync(join(fx.outside, "sub", "deep.txt"), "outside\n")
+          writeFileSync(join(fx.outside, ".hidden"), "outside\n")
+          fx.link(fx.outside, "outlink")
+          fx.link("/", "rootlink")
+          fx.file("inside.txt", "")
+          for (const pattern of patterns) {
+            for (const sort of ["name", "modified", "size"] as const) {
+              const out = yield* Glob.glob.run({ pattern, hidden: true, sort })
+              assert.deepStrictEqual(out.files, [], `${pattern} (${sort})`)
+              assert.strictEqual(out.totalMatches, 0, `${pattern} (${sort})`)
+            }
+          }
+          // The link itself is refused as a place to search or list, as before.
+          const e = yield* Effect.flip(Glob.glob.run({ pattern: "*", path: "outlink" }))
+          assert.strictEqual(e._tag, "OutsideWorkspace")
+          const l = yield* Effect.flip(List.list.run({ path: "rootlink" }))
+          assert.strictEqual(l._tag, "OutsideWorkspace")
+        })
+      )
+    )
+
+    it.effect("a link to a directory inside is not walked either; its files are found by their own path", () =>
+      withWorkspace((fx) =>
+        Effect.gen(function* () {
+          fx.file("real/a.txt", "")
+          fx.link("real", "alias")
+          const out = yield* Glob.glob.run({ pattern: "alias/*" })
+          assert.deepStrictEqual(out.files, [])
+          const direct = yield* Glob.glob.run({ pattern: "*", path: "alias" })
+          assert.deepStrictEqual(direct.files, ["real/a.txt"])
+        })
+      )
+    )
+  })
+
+  describe("the same matches as fast-glob", () => {
+    const tree = [
+      "a.ts",
+      "b.tsx",
+      "README.md",
+      ".eslintrc.json",
+      "src/index.ts",
+      "src/util/deep/x.ts",
+      "src/util/y.js",
+      "src/.hidden/z.ts",
+      ".github/workflows/ci.yml",
+      "docs/guide/intro.md",
+      "docs/api.md",
+      "lib/a1.ts",
+      "lib/a2.ts",
+      "lib/b[1].ts",
+      "pkg/node_modules/m/i.ts",
+      "pkg/src/p.ts"
+    ]
+    const patterns = [
+      "**/*",
+      "*",
+      "**/*.ts",
+      "src/**",
+      "src/**/*.ts",
+      "src/*/*.{ts,js}",
+      "**/*.{md,yml}",
+      ".github/**/*.yml",
+      "**/.hidden/*",
+      "lib/a?.ts",
+      "lib/a[12].ts",
+      "lib/*[[]1].ts",
+      "{src,docs}/**/*.md",
+      "{src,docs/guide}/*",
+      "@(src|lib)/*.ts",
+      "!(src)/*.ts",
+      "**/util/**",
+      "./src/*.ts",
+      "*/*/",
+      "src/util/deep/x.ts",
+      "nothing/**"
+    ]
+
+    it.effect(
+      "for patterns with stars, globstars, braces, classes and extglobs, hidden or not, at several depths",
+      () =>
+        withWorkspace((fx) =>
+          Effect.gen(function* () {
+            for (const f of tree) fx.file(f, "")
+            for (const pattern of patterns) {
+              for (const hidden of [false, true]) {
+                // fast-glob counts depth from the pattern's fixed directory (`src` in `src/**`); file.glob from `path`.
+                const floating = /^(\*|\?|[@!+]\()/.test(pattern)
+                for (const maxDepth of floating ? [0, 1, 10] : [10]) {
+                  const expected = (yield* Effect.promise(() =>
+                    fg(pattern, {
+                      cwd: fx.root,
+                      dot: hidden,
+                      deep: maxDepth + 1,
+                      followSymbolicLinks: false,
+                      ignore: ["**/node_modules", "**/node_modules/**"]
+                    })
+                  ))
+                    // fast-glob keeps a leading `./` of the pattern in its results; file.glob gives clean paths.
+                    .map((f) => f.replace(/^\.\//, ""))
+                    .sort()
+                  const out = yield* Glob.glob.run({ pattern, hidden, maxDepth, limit: 10_000 })
+                  assert.deepStrictEqual(out.files, expected, `${pattern} hidden=${hidden} maxDepth=${maxDepth}`)
+                }
+              }
+            }
+          })
+        )
+    )
+  })
 })

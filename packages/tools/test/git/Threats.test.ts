@@ -1,15 +1,16 @@
 /**
- * threats.md §Git (13-18), each as tests over both backends.
+ * threats.md §Git (13-18) and the holes found in ugent itself (32-34), each
+ * as tests over both backends.
  */
-import { spawnSync } from "node:child_process"
+import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import type { Tool } from "@ugent/core"
-import { GitBlame, GitDiff, GitLog, GitShow, GitStatus } from "@ugent/tools"
+import { GitBlame, GitDiff, GitLog, GitShow, GitStatus, Read } from "@ugent/tools"
 import { Effect } from "effect"
-import { backends, failureWith, gitGate, historyRepo, Repo, type Run, runWith } from "./fixtures.ts"
+import { backends, failureWith, gitGate, historyRepo, layerFor, Repo, type Run, runWith } from "./fixtures.ts"
 
 const gate = gitGate()
 
@@ -195,7 +196,7 @@ describe.skipIf(gate.skip)(`threats.md §Git${gate.note}`, () => {
         fs.symlinkSync(outside, path.join(repo.dir, "escape"))
         try {
           const e = await failureWith(repo.dir, backend, GitBlame.blame.run({ path: "escape/outside-notes.txt" }))
-          expect(e).toMatchObject({ _tag: "PathNotInRepository" })
+          expect(e).toMatchObject({ _tag: "OutsideWorkspace" })
           const d = await runWith(repo.dir, backend, GitDiff.diff.run({}))
           expect(JSON.stringify(d)).not.toContain("TOP SECRET")
         } finally {
@@ -385,6 +386,311 @@ describe.skipIf(gate.skip)(`threats.md §Git${gate.note}`, () => {
           else process.env.GIT_EXTERNAL_DIFF = previous
         }
         expect(fired()).toEqual([])
+      })
+    })
+
+    describe("threat 32: a path handed to git never leads out through a linked directory", () => {
+      let r: Repo
+      let elsewhere: string
+      beforeAll(() => {
+        r = historyRepo()
+        elsewhere = scratch()
+        fs.writeFileSync(path.join(elsewhere, "passwd"), "root:x:0:0:OUTSIDE-PASSWD-LINE\n")
+        r.write("etc/passwd", "committed line\n").commit("an etc/passwd of the project")
+        // The committed directory is replaced by a link out of the root, as an unpacked archive can leave it.
+        fs.rmSync(path.join(r.dir, "etc"), { recursive: true })
+        fs.symlinkSync(elsewhere, path.join(r.dir, "etc"))
+        fs.symlinkSync("/etc", path.join(r.dir, "sys"))
+      })
+      afterAll(() => {
+        r.dispose()
+        fs.rmSync(elsewhere, { recursive: true, force: true })
+      })
+
+      it("the plain git CLI would read the outside file (the trap is armed)", () => {
+        const out = spawnSync("git", ["blame", "--porcelain", "--", "etc/passwd"], { cwd: r.dir, env: r.env() })
+        expect(out.stdout.toString()).toContain("OUTSIDE-PASSWD-LINE")
+      })
+
+      it("git.blame refuses it as file.read does, with or without a revision; nothing outside is shown", async () => {
+        const read = await failureWith(r.dir, backend, Read.read.run({ path: "etc/passwd" }))
+        expect(read).toMatchObject({ _tag: "OutsideWorkspace" })
+        for (const p of ["etc/passwd", "sys/passwd", "sys/hostname"]) {
+          for (const rev of [undefined, "HEAD"]) {
+            const e = await failureWith(
+              r.dir,
+              backend,
+              GitBlame.blame.run({ path: p, ...(rev === undefined ? {} : { rev }) })
+            )
+            expect(e, `${p} ${rev}`).toMatchObject({ _tag: "OutsideWorkspace" })
+            expect(JSON.stringify(e)).not.toContain("OUTSIDE-PASSWD-LINE")
+          }
+        }
+      })
+
+      it("every git tool refuses such a path", async () => {
+        const runs: ReadonlyArray<Run> = [
+          GitLog.log.run({ path: "etc/passwd" }),
+          GitDiff.diff.run({ paths: ["etc/passwd"] }),
+          GitShow.show.run({ paths: ["etc/passwd"] }),
+          GitLog.log.run({ path: "sys/x/y" })
+        ]
+        for (const run of runs) {
+          expect(await failureWith(r.dir, backend, run)).toMatchObject({ _tag: "OutsideWorkspace" })
+        }
+      })
+
+      it("a tracked link is blamed as the link git stores, never followed", async () => {
+        const l = historyRepo()
+        try {
+          fs.symlinkSync(path.join(elsewhere, "passwd"), path.join(l.dir, "innocent.txt"))
+          l.commit("a link")
+          const out = await runWith(l.dir, backend, GitBlame.blame.run({ path: "innocent.txt" }))
+          expect(out.lines.map((x) => x.text)).toEqual([path.join(elsewhere, "passwd")])
+          expect(JSON.stringify(out)).not.toContain("OUTSIDE-PASSWD-LINE")
+          // The working tree's file is what is blamed: an uncommitted change shows as such.
+          l.write("README.md", `${l.read("README.md")}uncommitted\n`)
+          const readme = await runWith(l.dir, backend, GitBlame.blame.run({ path: "README.md" }))
+          expect(readme.lines.at(-1)).toMatchObject({ text: "uncommitted", commit: null })
+        } finally {
+          l.dispose()
+        }
+      })
+    })
+
+    describe("threat 33: files and programs named by the repository's config are never used; git's stderr never shows", () => {
+      let r: Repo
+      let elsewhere: string
+      let marks: string
+      beforeAll(() => {
+        r = historyRepo()
+        elsewhere = scratch()
+        marks = scratch()
+        const at = (name: string) => path.join(elsewhere, name)
+        const touch = (name: string) => `touch ${marks}/${name}`
+        fs.writeFileSync(at("first-line"), "SECRET-FIRST-LINE of a credential file\n")
+        fs.writeFileSync(at("excludes"), "*.txt\n")
+        fs.writeFileSync(at("attributes"), "* -diff\n")
+        fs.writeFileSync(at("mailmap"), "Mallory LEAKED-MAILMAP <mallory@example.com> <ada@example.com>\n")
+        fs.writeFileSync(
+          at("included.cfg"),
+          `[core]\n\tfsmonitor = ${touch("included")}\n[mailmap]\n\tfile = ${at("mailmap")}\n`
+        )
+        fs.appendFileSync(
+          path.join(r.dir, ".git", "config"),
+          [
+            "[blame]",
+            `\tignoreRevsFile = ${at("first-line")}`,
+            "[core]",
+            `\texcludesFile = ${at("excludes")}`,
+            `\tattributesFile = ${at("attributes")}`,
+            `\taskPass = ${touch("askpass")}`,
+            "[mailmap]",
+            `\tfile = ${at("mailmap")}`,
+            "\tblob = HEAD:README.md",
+            "[include]",
+            `\tpath = ${at("included.cfg")}`,
+            '[includeIf "gitdir:/"]',
+            `\tpath = ${at("included.cfg")}`,
+            "[credential]",
+            `\thelper = !${touch("credential")}`,
+            "[sequence]",
+            `\teditor = ${touch("editor")}`,
+            "[diff]",
+            `\torderFile = ${at("first-line")}`,
+            ""
+          ].join("\n")
+        )
+        r.write("new.txt", "untracked\n")
+        r.write("src/main.ts", `${r.read("src/main.ts")}// changed\n`)
+      })
+      afterAll(() => {
+        r.dispose()
+        fs.rmSync(elsewhere, { recursive: true, force: true })
+        fs.rmSync(marks, { recursive: true, force: true })
+      })
+
+      it("the plain git CLI would use them (the trap is armed)", () => {
+        const blame = spawnSync("git", ["blame", "--", "README.md"], { cwd: r.dir, env: r.env() })
+        expect(blame.stderr.toString()).toContain("SECRET-FIRST-LINE")
+        const log = spawnSync("git", ["log", "-1", "--format=%aN"], { cwd: r.dir, env: r.env() })
+        expect(log.stdout.toString()).toContain("LEAKED-MAILMAP")
+      })
+
+      it("every tool works as if they were not there, and nothing they name is read or run", async () => {
+        const [status, log, diff, , blame, show] = await runWith(r.dir, backend, everyTool())
+        expect(status.untracked).toContain("new.txt")
+        expect(diff.files.find((f) => f.path === "src/main.ts")?.hunks.length).toBeGreaterThan(0)
+        expect(blame.lines.length).toBeGreaterThan(0)
+        const all = JSON.stringify([status, log, diff, blame, show])
+        expect(all).not.toContain("SECRET-FIRST-LINE")
+        expect(all).not.toContain("LEAKED-MAILMAP")
+        expect(fs.readdirSync(marks)).toEqual([])
+      })
+
+      it("a failure reports a fixed reason, never git's words", async () => {
+        const broken = historyRepo()
+        try {
+          broken.git("pack-refs", "--all")
+          fs.appendFileSync(path.join(broken.dir, ".git", "packed-refs"), "SECRET-PACKED-LINE of something\n")
+          const plain = spawnSync("git", ["status"], { cwd: broken.dir, env: broken.env() })
+          expect(plain.stderr.toString()).toContain("SECRET-PACKED-LINE")
+          const outcome = await Effect.runPromise(
+            Effect.exit(Effect.provide(GitStatus.status.run({}), layerFor(broken.dir, backend)))
+          )
+          expect(JSON.stringify(outcome)).not.toContain("SECRET-PACKED-LINE")
+          if (outcome._tag === "Failure") expect(JSON.stringify(outcome.cause)).toContain("GitFailed")
+        } finally {
+          broken.dispose()
+        }
+      })
+
+      it("the keys that change how a repository is read still apply, and a change of them is seen (core.filemode)", async () => {
+        const m = historyRepo()
+        try {
+          m.git("config", "core.filemode", "false")
+          fs.chmodSync(path.join(m.dir, "src/main.ts"), 0o755)
+          const status = await runWith(m.dir, backend, GitStatus.status.run({}))
+          expect(status.unstaged).toEqual([])
+          m.git("config", "core.filemode", "true")
+          const again = await runWith(m.dir, backend, GitStatus.status.run({}))
+          expect(again.unstaged.map((c) => c.path)).toEqual(["src/main.ts"])
+        } finally {
+          m.dispose()
+        }
+      })
+
+      it("a repository config that is a link out of the root is refused", async () => {
+        const l = historyRepo()
+        try {
+          fs.copyFileSync(path.join(l.dir, ".git", "config"), path.join(elsewhere, "config"))
+          fs.rmSync(path.join(l.dir, ".git", "config"))
+          fs.symlinkSync(path.join(elsewhere, "config"), path.join(l.dir, ".git", "config"))
+          const e = await failureWith(l.dir, backend, GitStatus.status.run({}))
+          expect(e).toMatchObject({ _tag: "NotARepository", reason: "store-outside", part: ".git/config" })
+        } finally {
+          l.dispose()
+        }
+      })
+    })
+
+    describe("threat 34: an object store, refs or alternates outside the root are refused", () => {
+      let other: Repo
+      let otherHead: string
+      beforeAll(() => {
+        other = Repo.create("git-other-")
+        other.write("secret-plan.md", "OUTSIDE-HISTORY content\n").commit("OUTSIDE-HISTORY subject")
+        other.git("repack", "-a", "-d", "-q")
+        other.git("pack-refs", "--all")
+        otherHead = other.head()
+      })
+      afterAll(() => other.dispose())
+
+      /** A repository inside a fresh workspace, shaped by `plant`, read by every tool. */
+      const planted = async (plant: (r: Repo) => void, part: string | RegExp) => {
+        const r = Repo.create("git-planted-")
+        try {
+          r.write("a.txt", "a\n").commit("inside")
+          plant(r)
+          for (const run of [
+            GitLog.log.run({ includeDiff: true }),
+            GitShow.show.run({ rev: otherHead }),
+            GitStatus.status.run({})
+          ] as ReadonlyArray<Run>) {
+            const e = await failureWith(r.dir, backend, run)
+            expect(e, String(part)).toMatchObject({
+              _tag: "NotARepository",
+              reason: "store-outside",
+              part: typeof part === "string" ? part : expect.stringMatching(part)
+            })
+            expect(e.message).toMatch(typeof part === "string" ? part : new RegExp(part.source.slice(1)))
+            expect(JSON.stringify(e)).not.toContain("OUTSIDE-HISTORY")
+          }
+        } finally {
+          r.dispose()
+        }
+      }
+      const gitDir = (r: Repo, ...p: ReadonlyArray<string>) => path.join(r.dir, ".git", ...p)
+      const pointAtOther = (r: Repo) => fs.writeFileSync(gitDir(r, "refs", "heads", "main"), `${otherHead}\n`)
+
+      it("the plain git CLI would show the other repository's history (the trap is armed)", () => {
+        const r = Repo.create("git-planted-")
+        try {
+          r.write("a.txt", "a\n").commit("inside")
+          fs.writeFileSync(gitDir(r, "objects", "info", "alternates"), `${path.join(other.dir, ".git", "objects")}\n`)
+          pointAtOther(r)
+          expect(r.git("log", "-p")).toContain("OUTSIDE-HISTORY")
+        } finally {
+          r.dispose()
+        }
+      })
+
+      it("objects/info/alternates naming another repository", () =>
+        planted((r) => {
+          fs.writeFileSync(gitDir(r, "objects", "info", "alternates"), `${path.join(other.dir, ".git", "objects")}\n`)
+          pointAtOther(r)
+        }, ".git/objects/info/alternates"))
+
+      it("a relative alternate climbing out", () =>
+        planted((r) => {
+          const rel = path.relative(gitDir(r, "objects"), path.join(other.dir, ".git", "objects"))
+          fs.writeFileSync(gitDir(r, "objects", "info", "alternates"), `# a comment\n${rel}\n`)
+          pointAtOther(r)
+        }, ".git/objects/info/alternates"))
+
+      it("the objects directory as a link", () =>
+        planted((r) => {
+          fs.rmSync(gitDir(r, "objects"), { recursive: true })
+          fs.symlinkSync(path.join(other.dir, ".git", "objects"), gitDir(r, "objects"))
+          pointAtOther(r)
+        }, ".git/objects"))
+
+      it("a pack linked in from another repository", () =>
+        planted((r) => {
+          const packs = path.join(other.dir, ".git", "objects", "pack")
+          for (const f of fs.readdirSync(packs)) fs.symlinkSync(path.join(packs, f), gitDir(r, "objects", "pack", f))
+          pointAtOther(r)
+        }, /^\.git\/objects\/pack\/pack-[0-9a-f]+\./))
+
+      it("the refs directory, packed-refs or the index as links", async () => {
+        await planted((r) => {
+          fs.rmSync(gitDir(r, "refs"), { recursive: true })
+          fs.symlinkSync(path.join(other.dir, ".git", "refs"), gitDir(r, "refs"))
+        }, ".git/refs")
+        await planted((r) => {
+          fs.symlinkSync(path.join(other.dir, ".git", "packed-refs"), gitDir(r, "packed-refs"))
+        }, ".git/packed-refs")
+        await planted((r) => {
+          fs.rmSync(gitDir(r, "index"))
+          fs.symlinkSync(path.join(other.dir, ".git", "index"), gitDir(r, "index"))
+        }, ".git/index")
+      })
+
+      it("a commondir naming another repository", async () => {
+        const r = Repo.create("git-planted-")
+        try {
+          r.write("a.txt", "a\n").commit("inside")
+          fs.writeFileSync(gitDir(r, "commondir"), `${path.join(other.dir, ".git")}\n`)
+          const e = await failureWith(r.dir, backend, GitLog.log.run({}))
+          expect(e).toMatchObject({ _tag: "NotARepository", reason: "git-dir-outside" })
+        } finally {
+          r.dispose()
+        }
+      })
+
+      it.skipIf(backend === "isomorphic")("alternates inside the workspace keep working", async () => {
+        const ws = scratch()
+        try {
+          const origin = new Repo(path.join(ws, "origin"))
+          fs.mkdirSync(origin.dir)
+          origin.git("init", "-q", "-b", "main")
+          origin.write("x.txt", "x\n").commit("shared history")
+          execFileSync("git", ["clone", "-q", "--shared", origin.dir, path.join(ws, "copy")], { env: origin.env() })
+          const out = await runWith(ws, backend, GitLog.log.run({ repository: "copy" }))
+          expect(out.commits.map((c) => c.subject)).toEqual(["shared history"])
+        } finally {
+          fs.rmSync(ws, { recursive: true, force: true })
+        }
       })
     })
   })

@@ -1,12 +1,43 @@
 import { existsSync, readFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Workspace } from "@ugent/tools"
-import { Effect } from "effect"
+import { Secrets } from "@ugent/core"
+import { Read, Workspace } from "@ugent/tools"
+import { Effect, Schema } from "effect"
 import picomatch from "picomatch"
 import { withWorkspace } from "./fixture.ts"
 
 const bytes = (s: string) => new TextEncoder().encode(s)
+
+// Fragments that build names near the secret patterns, and path separators.
+const pieces = [
+  "a",
+  "x",
+  ".",
+  "-",
+  "_",
+  "env",
+  "ENV",
+  "secret",
+  "Pass",
+  "word",
+  "private",
+  "Key",
+  "id_rsa",
+  "pem",
+  "credentials",
+  "npmrc",
+  "ssh",
+  "kube",
+  "config",
+  "docker",
+  "json",
+  "git",
+  "/"
+] as const
+
+const policyOnly = await Effect.runPromise(Workspace.make({ root: tmpdir() }))
 
 describe("Workspace", () => {
   describe("policy", () => {
@@ -45,6 +76,44 @@ describe("Workspace", () => {
           assert.isFalse(existsSync(fx.at("new/.env")))
         })
       )
+    )
+
+    it.effect("threat 11 (secrets): the design's names (password, private…key) are blocked, naming the rule", () =>
+      withWorkspace((fx) =>
+        Effect.gen(function* () {
+          for (const [p, rule] of [
+            ["password.txt", "*password*"],
+            ["private_key.txt", "*private*key*"],
+            ["notes/Secrets.md", "*secret*"],
+            ["home/.kube/config", "**/.kube/config"],
+            [".docker/config.json", "**/.docker/config.json"]
+          ] as const) {
+            fx.file(p, "hunter2\n")
+            const e = yield* Effect.flip(Workspace.readFile(p))
+            assert.strictEqual(e._tag, "BlockedPath", p)
+            assert.include(e.message, `rule "${rule}"`, p)
+            const read = yield* Effect.flip(Read.read.run({ path: p }))
+            assert.strictEqual(read._tag, "BlockedPath", p)
+          }
+        })
+      )
+    )
+
+    it.prop(
+      "one secret list: the workspace blocks a name exactly when core's Secrets names it",
+      { parts: Schema.Array(Schema.Literals(pieces)) },
+      ({ parts }) => {
+        const rel = parts
+          .join("")
+          .split("/")
+          .filter((s) => s !== "" && s !== "." && s !== "..")
+          .join("/")
+        if (rel === "") return
+        const blocked = policyOnly.blockedBy(rel)
+        const expected = Secrets.match(rel)?.rule.pattern
+        assert.strictEqual(blocked === ".git" || blocked === ".ugent" ? expected : blocked, expected, rel)
+      },
+      { arbitrary: { runs: 2000 } }
     )
 
     it.effect("ordinary names that merely resemble secrets are allowed", () =>

@@ -306,4 +306,60 @@ describe("Workspace", () => {
       })
     )
   })
+
+  describe("resolveEntry and readEntry (a path as git sees it)", () => {
+    const entry = (path: string) => Workspace.Workspace.use((ws) => ws.resolveEntry(path))
+    const read = (path: string) =>
+      Workspace.Workspace.use((ws) => Effect.flatMap(ws.resolveEntry(path), (e) => ws.readEntry(e))).pipe(
+        Effect.map((b) => Buffer.from(b).toString("utf8"))
+      )
+
+    it.effect("a link among the directories must lead inside; the last name is not followed", () =>
+      withWorkspace((fx) =>
+        Effect.gen(function* () {
+          fx.file("real/a.txt", "inside\n")
+          fx.link("real", "alias")
+          fx.link(fx.outside, "out")
+          fx.link(join(fx.outside, "data.txt"), "final.txt")
+          assert.strictEqual((yield* entry("alias/a.txt")).real, fx.at("real/a.txt"))
+          assert.strictEqual(yield* read("alias/a.txt"), "inside\n")
+          for (const p of ["out/data.txt", "out/missing/deeper.txt"]) {
+            const e = yield* Effect.flip(entry(p))
+            assert.strictEqual(e._tag, "OutsideWorkspace", p)
+          }
+          const link = yield* entry("final.txt")
+          assert.strictEqual(link.kind, "symlink")
+          // A link is read as its own text, never followed.
+          assert.strictEqual(yield* read("final.txt"), join(fx.outside, "data.txt"))
+          assert.notInclude(yield* read("final.txt"), OUTSIDE_SECRET)
+        })
+      )
+    )
+
+    it.effect("a missing path is fine when its deepest existing directory is inside", () =>
+      withWorkspace((fx) =>
+        Effect.gen(function* () {
+          fx.dir("src")
+          const e = yield* entry("src/gone/old.ts")
+          assert.strictEqual(e.kind, "missing")
+          assert.strictEqual(e.relative, "src/gone/old.ts")
+          const nf = yield* Effect.flip(read("src/gone/old.ts"))
+          assert.strictEqual(nf._tag, "NotFound")
+          const outside = yield* Effect.flip(entry("../outside/data.txt"))
+          assert.strictEqual(outside._tag, "OutsideWorkspace")
+        })
+      )
+    )
+
+    it.effect("blocked names resolve (git tools redact them), but their bytes are never read", () =>
+      withWorkspace((fx) =>
+        Effect.gen(function* () {
+          fx.file(".env", "KEY=1\n")
+          assert.strictEqual((yield* entry(".env")).kind, "file")
+          const e = yield* Effect.flip(read(".env"))
+          assert.strictEqual(e._tag, "BlockedPath")
+        })
+      )
+    )
+  })
 })

@@ -10,8 +10,8 @@
  *
  * @internal
  */
-import type * as Diff from "../Diff.ts"
-import type { DiffShape } from "../GitBackend.ts"
+import type * as Results from "./results.ts"
+import type { DiffShape } from "./model.ts"
 
 export const utf8Length = (s: string): number => {
   let n = 0
@@ -28,7 +28,7 @@ export const utf8Length = (s: string): number => {
 }
 
 /** The cost of a line against the budget: its UTF-8 bytes and its line feed. */
-export const lineCost = (line: Diff.Line): number => utf8Length(line.content) + 1
+export const lineCost = (line: Results.Line): number => utf8Length(line.content) + 1
 
 export class Budget {
   used = 0
@@ -52,7 +52,7 @@ export class Budget {
 }
 
 export interface FileHeader {
-  readonly status: Diff.FileStatus
+  readonly status: Results.FileStatus
   readonly path: string
   readonly oldPath?: string | undefined
   /** Six octal digits; `000000` when the side does not exist. */
@@ -71,7 +71,7 @@ export class FileAcc {
   additions = 0
   deletions = 0
   truncated = false
-  readonly hunks: Array<Diff.Hunk> = []
+  readonly hunks: Array<Results.Hunk> = []
   constructor(header: FileHeader, listed: boolean, redacted: boolean) {
     this.header = header
     this.listed = listed
@@ -81,7 +81,7 @@ export class FileAcc {
   get wantsHunks(): boolean {
     return this.listed && !this.redacted && !this.binary
   }
-  toJSON(): Diff.FileDiff {
+  toJSON(): Results.FileDiff {
     const h = this.header
     const modeChanged = h.oldMode !== h.newMode
     return {
@@ -106,7 +106,7 @@ export class HunkAcc {
   readonly oldLines: number
   readonly newStart: number
   readonly newLines: number
-  readonly lines: Array<Diff.Line> = []
+  readonly lines: Array<Results.Line> = []
   cost = 0
   dropped: boolean
   private readonly budget: Budget
@@ -122,7 +122,7 @@ export class HunkAcc {
     this.budget = budget
     this.dropped = !keep || budget.closed
   }
-  push(line: Diff.Line): void {
+  push(line: Results.Line): void {
     this.cost += lineCost(line)
     if (this.dropped) return
     if (this.cost > this.budget.remaining) {
@@ -157,7 +157,7 @@ export const admitHunk = (file: FileAcc, hunk: HunkAcc, budget: Budget): void =>
 }
 
 /** Admits hunks computed whole (the isomorphic backend). */
-export const admitHunks = (file: FileAcc, hunks: ReadonlyArray<Diff.Hunk>, budget: Budget): void => {
+export const admitHunks = (file: FileAcc, hunks: ReadonlyArray<Results.Hunk>, budget: Budget): void => {
   if (!file.wantsHunks) return
   for (const h of hunks) {
     let cost = 0
@@ -183,11 +183,11 @@ export class ChangesAcc {
     this.files.push(file)
     return file
   }
-  toJSON(): Diff.Changes {
+  toJSON(): Results.Changes {
     let additions = 0
     let deletions = 0
     let truncated = false
-    const listed: Array<Diff.FileDiff> = []
+    const listed: Array<Results.FileDiff> = []
     for (const f of this.files) {
       additions += f.additions
       deletions += f.deletions

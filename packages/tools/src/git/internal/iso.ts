@@ -14,13 +14,10 @@
  *
  * @internal
  */
-import * as nodeFs from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 import { Effect } from "effect"
 import * as git from "isomorphic-git"
-import type * as Blame from "../Blame.ts"
-import type * as Diff from "../Diff.ts"
 import type {
   BlameQuery,
   DiffQuery,
@@ -31,11 +28,8 @@ import type {
   RevisionError,
   ShowQuery,
   StatusQuery
-} from "../GitBackend.ts"
+} from "./model.ts"
 import { GitFailed, InvalidRevision, PathNotInRepository, UnknownRevision } from "../GitError.ts"
-import type * as Log from "../Log.ts"
-import type * as Show from "../Show.ts"
-import type * as Status from "../Status.ts"
 import { Budget, type ChangesAcc } from "./changes.ts"
 import { isoDate, messageOf, shortHash, subjectOf } from "./format.ts"
 import { blameLines } from "./isoBlame.ts"
@@ -51,10 +45,11 @@ import {
   worthWalking
 } from "./isoDiff.ts"
 import { Lru } from "./lru.ts"
-import { type CommitData, RepoStore } from "./objects.ts"
+import { type CommitData, MissingObject, RepoStore } from "./objects.ts"
 import { detectRenames } from "./rename.ts"
 import { parseRevision } from "./revision.ts"
 import { shapeStatus } from "./statusShape.ts"
+import type * as Results from "./results.ts"
 
 const modeString = (mode: number): string => mode.toString(8).padStart(6, "0")
 const kindOf = (mode: string) => (mode === "120000" ? "link" : "file")
@@ -107,25 +102,6 @@ class DateQueue {
   }
 }
 
-/** Reads a working-tree file as git does: no symbolic link is followed on the way; a final link gives its target text. */
-const readWorktree = async (workTree: string, rel: string): Promise<Uint8Array | undefined> => {
-  const parts = rel.split("/")
-  let at = workTree
-  for (let i = 0; i < parts.length; i++) {
-    at = path.join(at, parts[i]!)
-    const st = await fsp.lstat(at).catch(() => undefined)
-    if (st === undefined) return undefined
-    if (i < parts.length - 1) {
-      if (!st.isDirectory()) return undefined
-      continue
-    }
-    if (st.isSymbolicLink()) return new TextEncoder().encode(await fsp.readlink(at))
-    if (!st.isFile()) return undefined
-    return new Uint8Array(await fsp.readFile(at))
-  }
-  return undefined
-}
-
 export const makeIsomorphic = (): GitBackendShape => {
   const stores = new Map<string, RepoStore>()
   const counts = new Lru<string, { filesChanged: number; additions: number; deletions: number }>(100_000)
@@ -147,7 +123,16 @@ export const makeIsomorphic = (): GitBackendShape => {
   ): Effect.Effect<A, E | GitFailed> =>
     Effect.tryPromise({
       try: f,
-      catch: (e) => known?.(e) ?? new GitFailed({ operation, detail: e instanceof Error ? e.message : String(e) })
+      // isomorphic-git's messages can quote what it read; only a fixed phrase is reported.
+      catch: (e) =>
+        known?.(e) ??
+        new GitFailed({
+          operation,
+          detail:
+            e instanceof MissingObject
+              ? "the repository is damaged or incomplete (an object could not be read)"
+              : "the repository could not be read"
+        })
     })
 
   const revisionError = (e: unknown): RevisionError | undefined =>
@@ -157,7 +142,7 @@ export const makeIsomorphic = (): GitBackendShape => {
     Effect.flatMap(parseRevision(rev), (parsed) => attempt("rev-parse", () => store.resolve(parsed), revisionError))
 
   const config = async (store: RepoStore, key: string): Promise<unknown> =>
-    git.getConfig({ fs: nodeFs, gitdir: store.repo.commonDir, path: key }).catch(() => undefined)
+    git.getConfig({ fs: store.fs, gitdir: store.repo.commonDir, path: key }).catch(() => undefined)
 
   // -------------------------------------------------------------------------
   // Working tree and index
@@ -178,7 +163,7 @@ export const makeIsomorphic = (): GitBackendShape => {
     const indexMtimeNs = indexStat?.mtimeNs ?? 0n
     const rows = new Map<string, WorkRow>()
     await git.walk({
-      fs: nodeFs,
+      fs: store.fs,
       dir: workTree,
       gitdir: gitDir,
       cache: store.cache,
@@ -191,7 +176,7 @@ export const makeIsomorphic = (): GitBackendShape => {
         if (st === "commit" || (st === undefined && wt === undefined)) return null
         if (st === undefined) {
           if (!options.untracked || wt === "special") return null
-          if (await git.isIgnored({ fs: nodeFs, dir: workTree, gitdir: gitDir, filepath })) return null
+          if (await git.isIgnored({ fs: store.fs, dir: workTree, gitdir: gitDir, filepath })) return null
         }
         if (!worthWalking(options.paths, filepath)) return null
         if (!selected(options.paths, filepath)) return undefined
@@ -260,7 +245,7 @@ export const makeIsomorphic = (): GitBackendShape => {
   const sameMode = (a: string, b: string, filemode: boolean) =>
     a === b || (!filemode && kindOf(a) === "file" && kindOf(b) === "file")
 
-  const status = (repo: Repository, query: StatusQuery): Effect.Effect<Status.Output, GitFailed> =>
+  const status = (repo: Repository, query: StatusQuery): Effect.Effect<Results.StatusOutput, GitFailed> =>
     attempt("status", async () => {
       const store = await storeOf(repo)
       const head = await store.head()
@@ -269,8 +254,8 @@ export const makeIsomorphic = (): GitBackendShape => {
       const headFlat = await flattenTree(store, headTree, [])
       const rows = await walkWorktree(store, { paths: [], untracked: true })
       const conflicted = await unmergedPaths(store)
-      const staged: Array<Status.Change> = []
-      const unstaged: Array<Status.Change> = []
+      const staged: Array<Results.Change> = []
+      const unstaged: Array<Results.Change> = []
       const untracked: Array<string> = []
       const deleted: Array<{ path: string; entry: Entry }> = []
       const added: Array<{ path: string; entry: Entry }> = []
@@ -351,7 +336,7 @@ export const makeIsomorphic = (): GitBackendShape => {
     return result
   }
 
-  const toCommit = async (store: RepoStore, c: CommitData, ignoreWhitespace: boolean): Promise<Log.Commit> => {
+  const toCommit = async (store: RepoStore, c: CommitData, ignoreWhitespace: boolean): Promise<Results.Commit> => {
     const mailmap = await store.mailmap()
     const author = mailmap.map(c.author.name, c.author.email)
     const committer = mailmap.map(c.committer.name, c.committer.email)
@@ -378,7 +363,7 @@ export const makeIsomorphic = (): GitBackendShape => {
     shape: DiffShape,
     budget: Budget,
     paths: ReadonlyArray<string>
-  ): Promise<Diff.Changes> => {
+  ): Promise<Results.Changes> => {
     const acc: ChangesAcc = await buildChanges(await commitChanges(store, c, paths), shape, budget)
     return acc.toJSON()
   }
@@ -390,7 +375,7 @@ export const makeIsomorphic = (): GitBackendShape => {
     return x === undefined ? y === undefined : y !== undefined && x.oid === y.oid && x.mode === y.mode
   }
 
-  const log = (repo: Repository, query: LogQuery): Effect.Effect<Log.Output, RevisionError> =>
+  const log = (repo: Repository, query: LogQuery): Effect.Effect<Results.LogOutput, RevisionError> =>
     Effect.gen(function* () {
       const store = yield* attempt("log", () => storeOf(repo), revisionError)
       const start =
@@ -445,7 +430,7 @@ export const makeIsomorphic = (): GitBackendShape => {
             shown.push(c)
           }
           const budget = new Budget(query.diff.maxDiffSize)
-          const commits: Array<Log.Commit> = []
+          const commits: Array<Results.Commit> = []
           for (const c of shown.slice(0, query.limit)) {
             const commit = await toCommit(store, c, query.diff.ignoreWhitespace)
             commits.push(
@@ -462,7 +447,7 @@ export const makeIsomorphic = (): GitBackendShape => {
   // diff, show, blame
   // -------------------------------------------------------------------------
 
-  const diff = (repo: Repository, query: DiffQuery): Effect.Effect<Diff.Output, RevisionError> =>
+  const diff = (repo: Repository, query: DiffQuery): Effect.Effect<Results.DiffOutput, RevisionError> =>
     Effect.gen(function* () {
       const store = yield* attempt("diff", () => storeOf(repo), revisionError)
       const [base, compare] = yield* Effect.all([
@@ -507,7 +492,7 @@ export const makeIsomorphic = (): GitBackendShape => {
       )
     })
 
-  const show = (repo: Repository, query: ShowQuery): Effect.Effect<Show.Output, RevisionError> =>
+  const show = (repo: Repository, query: ShowQuery): Effect.Effect<Results.ShowOutput, RevisionError> =>
     Effect.gen(function* () {
       const store = yield* attempt("show", () => storeOf(repo), revisionError)
       const oid = yield* resolve(store, query.rev)
@@ -526,7 +511,7 @@ export const makeIsomorphic = (): GitBackendShape => {
   const blame = (
     repo: Repository,
     query: BlameQuery
-  ): Effect.Effect<Blame.Output, RevisionError | PathNotInRepository> =>
+  ): Effect.Effect<Results.BlameOutput, RevisionError | PathNotInRepository> =>
     Effect.gen(function* () {
       const store = yield* attempt("blame", () => storeOf(repo), revisionError)
       const rev = query.rev === undefined ? undefined : yield* resolve(store, query.rev)
@@ -545,7 +530,8 @@ export const makeIsomorphic = (): GitBackendShape => {
             if (!inHead && !indexPaths.has(query.path)) {
               throw new PathNotInRepository({ path: query.path, reason: "not-tracked" })
             }
-            workingBytes = await readWorktree(repo.workTree, query.path)
+            // Read by the tool through the workspace; the backend never opens a working-tree path.
+            workingBytes = query.contents
             if (workingBytes === undefined) throw new PathNotInRepository({ path: query.path, reason: "not-tracked" })
           } else {
             const entry = await store.entryAt((await store.commit(rev)).tree, query.path)

@@ -16,12 +16,12 @@
  *
  * @internal
  */
-import type * as Blame from "../Blame.ts"
 import { isoDate, type Mailmap, shortHash, summaryOf } from "./format.ts"
 import { diffTreeSides, flattenTree, rawChanges } from "./isoDiff.ts"
 import { type CommitData, isTreeMode, type RepoStore } from "./objects.ts"
 import { text } from "./tokens.ts"
 import { diffLines, splitLines } from "./xdiff.ts"
+import type * as Results from "./results.ts"
 
 interface Origin {
   readonly commit: string
@@ -108,7 +108,7 @@ export const blameLines = async (
   startLine: number,
   endLine: number,
   mailmap: Mailmap
-): Promise<{ readonly lines: Array<Blame.BlameLine>; readonly total: number }> => {
+): Promise<{ readonly lines: Array<Results.BlameLine>; readonly total: number }> => {
   const nodes = new Map<string, Node>()
   const origins = new Map<string, Map<string, Origin>>()
   const blobs = new Map<string, Array<string>>()
@@ -305,8 +305,8 @@ export const blameLines = async (
     }
   }
 
-  const infos = new Map<string, Blame.BlameCommit>()
-  const infoOf = async (oid: string): Promise<Blame.BlameCommit | null> => {
+  const infos = new Map<string, Results.BlameCommit>()
+  const infoOf = async (oid: string): Promise<Results.BlameCommit | null> => {
     if (oid === WORKTREE) return null
     const hit = infos.get(oid)
     if (hit !== undefined) return hit
@@ -323,7 +323,7 @@ export const blameLines = async (
     infos.set(oid, info)
     return info
   }
-  const out: Array<Blame.BlameLine> = []
+  const out: Array<Results.BlameLine> = []
   for (const e of finished) {
     const commit = await infoOf(e.suspect.commit)
     for (let k = 0; k < e.num; k++) {

@@ -9,8 +9,8 @@
  *
  * @internal
  */
-import type * as Diff from "../Diff.ts"
-import type { DiffShape } from "../GitBackend.ts"
+import type * as Results from "./results.ts"
+import type { DiffShape } from "./model.ts"
 import { admitHunks, Budget, ChangesAcc, type FileAcc } from "./changes.ts"
 import { isGitlink, isTreeMode, type RepoStore } from "./objects.ts"
 import { detectRenames, isBinary, type Side } from "./rename.ts"
@@ -114,7 +114,7 @@ export const diffTreeSides = async (
 const kind = (mode: string) => (mode === "120000" ? "link" : mode === "160000" ? "gitlink" : "file")
 
 export interface RawChange {
-  readonly status: Diff.FileStatus
+  readonly status: Results.FileStatus
   readonly path: string
   readonly oldPath?: string | undefined
   readonly old: Entry | undefined

@@ -60,7 +60,12 @@ export interface DiffShapeInput {
 export interface Located {
   readonly repository: Repository
   /** A path given to a tool, as a `/`-separated path relative to the repository (`""` for its root). */
-  readonly toRepoPath: (input: string) => Effect.Effect<string, PathNotInRepository | Workspace.InvalidPath>
+  readonly toRepoPath: (
+    input: string
+  ) => Effect.Effect<
+    string,
+    PathNotInRepository | Workspace.InvalidPath | Workspace.OutsideWorkspace | Workspace.FileSystemError
+  >
   /** Whether the workspace policy blocks a repository path. */
   readonly redact: (repoPath: string) => boolean
   readonly diffOptions: (input: DiffShapeInput) => Effect.Effect<DiffShape, ToolError.InvalidInput>
@@ -82,12 +87,9 @@ export const locate = (
     const ws = yield* Workspace.Workspace
     const dir = yield* ws.resolve(repositoryInput ?? ".", { expect: "directory" })
     const shown = repositoryInput ?? "."
-    const repository = yield* openRepository(dir.real).pipe(
-      Effect.mapError((e) => new NotARepository({ path: shown, reason: e.reason }))
+    const repository = yield* openRepository(dir.real, ws.root).pipe(
+      Effect.mapError((e) => new NotARepository({ ...e, path: shown }))
     )
-    if (!ws.contains(repository.workTree) || !ws.contains(repository.gitDir) || !ws.contains(repository.commonDir)) {
-      return yield* new NotARepository({ path: shown, reason: "git-dir-outside" })
-    }
     const gitDirInTree = path.join(repository.workTree, ".git")
     const integer = (name: string, value: number | undefined, fallback: number, min: number, max: number) => {
       const v = value ?? fallback
@@ -116,6 +118,8 @@ export const locate = (
           if (!Workspace.isInside(repository.workTree, abs) || Workspace.isInside(gitDirInTree, abs)) {
             return yield* new PathNotInRepository({ path: input, reason: "outside" })
           }
+          // The path git will be given must not lead out through a link on the way (git would follow it).
+          yield* ws.resolveEntry(input)
           const rel = path.relative(repository.workTree, abs).split(path.sep).join("/")
           return rel
         }),

@@ -2,28 +2,35 @@
  * The native backend: the `git` binary, spawned through `effect/process`
  * with an argument vector (never a shell), in a scrubbed environment.
  *
- * **What keeps the repository's own configuration from running commands**
- * (CVE-2025-58764 and its kind). The child sees only PATH and git variables:
- * no system or global config, no HOME, `GIT_DIR`/`GIT_WORK_TREE` set
- * explicitly (no discovery upwards), literal pathspecs, no optional locks
- * (reads never write the index), no replace refs. Configuration passed through
- * `GIT_CONFIG_COUNT` (which wins over the repository's files) disables the
- * fsmonitor hook, hooks, the pager, signature checking, and every clean,
- * smudge and process filter the repository defines (the driver names are read
- * from its configuration first, including included files); diffs run with
+ * **What keeps the repository from steering git** (CVE-2025-58764 and its
+ * kind, threats 18 and 33). The child sees only PATH and git variables: no
+ * system or global config, no HOME, `GIT_DIR`/`GIT_WORK_TREE` set explicitly
+ * (no discovery upwards), literal pathspecs, no optional locks (reads never
+ * write the index), no replace refs. Git never reads the repository's own
+ * configuration: `GIT_COMMON_DIR` names a private shadow directory whose
+ * config holds only the keys that change how a repository is read (see
+ * `shadow.ts`), so no include, hook, filter, textconv, pager, fsmonitor,
+ * ignore-revs file, excludes or attributes file, mailmap, credential helper
+ * or signing program named there exists for git. Configuration passed through
+ * `GIT_CONFIG_COUNT` pins everything the parsers rely on; diffs run with
  * `--no-ext-diff --no-textconv`, submodules are ignored so no git runs inside
  * them. Revisions are checked against one grammar (no leading `-`), resolved
  * with `rev-parse --verify --end-of-options <rev>^{commit}`, and only the
- * resolved hashes reach the command; paths always follow `--`.
+ * resolved hashes reach the command; paths always follow `--`, and the blame
+ * of the working tree reads the file through the workspace and hands its
+ * bytes to git (`--contents -`), so git never opens a working-tree path.
+ *
+ * **git's words never reach a result.** Its standard error is only matched
+ * against known messages to classify a failure; `GitFailed` carries one of a
+ * few fixed phrases (see {@link reasonOf}), since stderr can quote any file
+ * git was made to read.
  *
  * @internal
  */
-import * as fsp from "node:fs/promises"
+import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { Effect, Option, Stream } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
-import type * as Blame from "../Blame.ts"
-import type * as Diff from "../Diff.ts"
 import type {
   BlameQuery,
   DiffQuery,
@@ -34,16 +41,15 @@ import type {
   RevisionError,
   ShowQuery,
   StatusQuery
-} from "../GitBackend.ts"
+} from "./model.ts"
 import { GitFailed, PathNotInRepository, UnknownRevision } from "../GitError.ts"
-import type * as Log from "../Log.ts"
-import type * as Show from "../Show.ts"
-import type * as Status from "../Status.ts"
 import { Budget, ChangesAcc } from "./changes.ts"
 import { diffParser, LOG_FORMAT, type LogRecord, logParser, parseBlame, parseStatus } from "./nativeParse.ts"
 import { EMPTY_TREE, parseRevision } from "./revision.ts"
+import { makeShadows, type Shadow } from "./shadow.ts"
 import { shapeStatus } from "./statusShape.ts"
 import { Tokenizer, text } from "./tokens.ts"
+import type * as Results from "./results.ts"
 
 /** What every `git log` here starts with: machine-readable records, and no external diff, textconv or signature program. */
 const LOG_ARGS = [
@@ -113,7 +119,7 @@ const overrides: ReadonlyArray<readonly [string, string]> = [
   ["protocol.allow", "never"]
 ]
 
-const baseEnv = (repo: Repository, extra: ReadonlyArray<readonly [string, string]>): Record<string, string> => {
+const baseEnv = (repo: Repository, shadow: Shadow): Record<string, string> => {
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
     HOME: "/nonexistent",
@@ -122,6 +128,8 @@ const baseEnv = (repo: Repository, extra: ReadonlyArray<readonly [string, string
     LANG: "C",
     TZ: "UTC",
     GIT_DIR: repo.gitDir,
+    GIT_COMMON_DIR: shadow.commonDir,
+    GIT_OBJECT_DIRECTORY: shadow.objects,
     GIT_WORK_TREE: repo.workTree,
     GIT_CEILING_DIRECTORIES: path.dirname(repo.workTree),
     GIT_CONFIG_NOSYSTEM: "1",
@@ -135,13 +143,25 @@ const baseEnv = (repo: Repository, extra: ReadonlyArray<readonly [string, string
     GIT_ATTR_NOSYSTEM: "1",
     GIT_NO_LAZY_FETCH: "1"
   }
-  const all = [...overrides, ...extra]
-  env.GIT_CONFIG_COUNT = String(all.length)
-  all.forEach(([k, v], i) => {
+  env.GIT_CONFIG_COUNT = String(overrides.length)
+  overrides.forEach(([k, v], i) => {
     env[`GIT_CONFIG_KEY_${i}`] = k
     env[`GIT_CONFIG_VALUE_${i}`] = v
   })
   return env
+}
+
+/** The environment of `git config --file -`: outside any repository, no configuration read but stdin. */
+const parseEnv: Record<string, string> = {
+  PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
+  HOME: "/nonexistent",
+  XDG_CONFIG_HOME: "/nonexistent",
+  LC_ALL: "C",
+  LANG: "C",
+  GIT_DIR: "/nonexistent",
+  GIT_CONFIG_NOSYSTEM: "1",
+  GIT_CONFIG_GLOBAL: "/dev/null",
+  GIT_TERMINAL_PROMPT: "0"
 }
 
 const concat = (chunks: ReadonlyArray<Uint8Array>): Uint8Array => {
@@ -157,11 +177,43 @@ const concat = (chunks: ReadonlyArray<Uint8Array>): Uint8Array => {
   return out
 }
 
-const firstLine = (s: string) =>
-  s
-    .split("\n")
-    .map((l) => l.replace(/^(fatal|error): /, "").trim())
-    .find((l) => l !== "" && !l.startsWith("hint:")) ?? "no output"
+/**
+ * The fixed phrase a failure is reported with, chosen from git's standard
+ * error; git's own words (which can quote any file it read) never leave.
+ */
+export const reasonOf = (stderr: string, code: number): string => {
+  if (/dubious ownership|safe\.directory/.test(stderr))
+    return "the repository belongs to another user (git's ownership check)"
+  if (/unknown repository extension|repository format|repositoryformatversion/i.test(stderr)) {
+    return "the repository uses a format these tools cannot read"
+  }
+  if (/index file|bad signature|index uses|unknown index entry format/.test(stderr))
+    return "the index could not be read"
+  if (
+    /bad object|missing (blob|tree|commit)|corrupt|loose object|packfile|unable to read|invalid object|did not receive expected object|object file .* is empty/.test(
+      stderr
+    )
+  ) {
+    return "the repository is damaged or incomplete (an object could not be read)"
+  }
+  if (/not a git repository/.test(stderr)) return "git found no repository there"
+  if (/bad revision|unknown revision|ambiguous argument/.test(stderr)) return "git could not resolve a revision"
+  return `git exited with code ${code}`
+}
+
+/** A git command that exited with an error, kept inside the backend so its stderr can be classified. */
+class RunFailed {
+  readonly run: Run
+  constructor(run: Run) {
+    this.run = run
+  }
+}
+
+/** Whether git's complaint is about a revision rather than the repository itself. */
+const revisionTrouble = (stderr: string): boolean =>
+  !/corrupt|loose object|packfile|unable to read|[Cc]ould not read|[Ff]ailed to traverse|index file|repository format|unknown repository extension|dubious ownership|not a git repository/.test(
+    stderr
+  )
 
 /** Whether the `git` binary runs. */
 export const gitAvailable: Effect.Effect<boolean, never, ChildProcessSpawner.ChildProcessSpawner> = Effect.gen(
@@ -174,32 +226,28 @@ export const gitAvailable: Effect.Effect<boolean, never, ChildProcessSpawner.Chi
   }
 )
 
-interface ConfigState {
-  readonly signature: string
-  readonly files: ReadonlyArray<string>
-  readonly filters: ReadonlyArray<readonly [string, string]>
-}
-
 export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawner.ChildProcessSpawner> = Effect.gen(
   function* () {
     const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
-    const configs = new Map<string, ConfigState>()
     let version: Promise<readonly [number, number]> | undefined
 
-    const spawn = (
-      repo: Repository,
+    const exec = (
       args: ReadonlyArray<string>,
-      extra: ReadonlyArray<readonly [string, string]>,
-      onChunk?: (chunk: Uint8Array) => void
+      options: {
+        readonly env: Record<string, string>
+        readonly cwd: string
+        readonly stdin?: Uint8Array | undefined
+        readonly onChunk?: ((chunk: Uint8Array) => void) | undefined
+      }
     ): Effect.Effect<Run, GitFailed> =>
       Effect.scoped(
         Effect.gen(function* () {
           const handle = yield* spawner.spawn(
             ChildProcess.make("git", args, {
-              cwd: repo.workTree,
-              env: baseEnv(repo, extra),
+              cwd: options.cwd,
+              env: options.env,
               extendEnv: false,
-              stdin: "ignore",
+              stdin: options.stdin === undefined ? "ignore" : Stream.make(options.stdin),
               // git here starts no children (no hooks, filters, pagers or submodules), so it needs no process
               // group of its own; without one Node can spawn it on its fast path and nothing is signalled after.
               detached: false
@@ -208,6 +256,7 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
           const chunks: Array<Uint8Array> = []
           const errs: Array<Uint8Array> = []
           let errBytes = 0
+          const onChunk = options.onChunk
           yield* Effect.all(
             [
               Stream.runForEach(handle.stdout, (c) =>
@@ -229,62 +278,47 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
         })
       ).pipe(
         Effect.mapError(
-          (e) =>
+          () =>
             new GitFailed({
               operation: args[0] ?? "",
-              detail: `could not run git (${e.message}); is git installed and on PATH?`
+              detail: "could not run git; is git installed and on PATH?"
             })
         )
       )
 
-    /** Filter drivers the repository's configuration defines, neutralized; cached by the config files' stats. */
-    const filterOverrides = (repo: Repository): Effect.Effect<ReadonlyArray<readonly [string, string]>, GitFailed> =>
-      Effect.gen(function* () {
-        const base = [path.join(repo.commonDir, "config"), path.join(repo.gitDir, "config.worktree")]
-        const cached = configs.get(repo.gitDir)
-        const signatureOf = (files: ReadonlyArray<string>) =>
-          Effect.promise(() =>
-            Promise.all(
-              files.map((f) =>
-                fsp.stat(f).then(
-                  (s) => `${f}:${s.mtimeMs}:${s.size}:${s.ino}`,
-                  () => `${f}:-`
-                )
+    /** git's own parse of the repository's config bytes, outside any repository, includes not followed. */
+    const shadowOf = makeShadows((config) =>
+      Effect.flatMap(
+        exec(["config", "--file", "-", "--no-includes", "--list", "-z"], {
+          env: parseEnv,
+          cwd: tmpdir(),
+          stdin: config
+        }),
+        (run) =>
+          run.code === 0
+            ? Effect.succeed(run.stdout)
+            : Effect.fail(
+                new GitFailed({ operation: "config", detail: "the repository's configuration could not be parsed" })
               )
-            ).then((parts) => parts.join("|"))
-          )
-        if (cached !== undefined && (yield* signatureOf(cached.files)) === cached.signature) return cached.filters
-        const run = yield* spawn(repo, ["config", "--list", "-z", "--show-origin"], [])
-        const tokens = text(run.stdout).split("\0")
-        const files = new Set(base)
-        const drivers = new Set<string>()
-        for (let i = 0; i + 1 < tokens.length; i += 2) {
-          const origin = tokens[i]!
-          const entry = tokens[i + 1]!
-          if (origin.startsWith("file:")) files.add(path.resolve(repo.workTree, origin.slice(5)))
-          const key = entry.split("\n", 1)[0]!
-          const m = /^filter\.(.+)\.(clean|smudge|process|required)$/.exec(key)
-          if (m !== null) drivers.add(m[1]!)
-        }
-        const filters: Array<readonly [string, string]> = []
-        for (const d of drivers) {
-          for (const k of ["clean", "smudge", "process"]) filters.push([`filter.${d}.${k}`, ""])
-          filters.push([`filter.${d}.required`, "false"])
-        }
-        const fileList = [...files]
-        configs.set(repo.gitDir, { signature: yield* signatureOf(fileList), files: fileList, filters })
-        return filters
-      })
+      )
+    )
 
-    const git = (repo: Repository, args: ReadonlyArray<string>, onChunk?: (chunk: Uint8Array) => void) =>
-      Effect.flatMap(filterOverrides(repo), (extra) => spawn(repo, args, extra, onChunk))
+    const git = (
+      repo: Repository,
+      args: ReadonlyArray<string>,
+      onChunk?: (chunk: Uint8Array) => void,
+      stdin?: Uint8Array
+    ): Effect.Effect<Run, GitFailed> =>
+      Effect.flatMap(shadowOf(repo), (shadow) =>
+        exec(args, { env: baseEnv(repo, shadow), cwd: repo.workTree, stdin, onChunk })
+      )
 
-    const failed = (op: string, run: Run) => new GitFailed({ operation: op, detail: firstLine(run.stderr) })
+    const failed = (op: string, run: Run) => new GitFailed({ operation: op, detail: reasonOf(run.stderr, run.code) })
 
-    const gitVersion = (repo: Repository) =>
+    const gitVersion = () =>
       Effect.promise(() => {
         version ??= Effect.runPromise(
-          spawn(repo, ["version"], []).pipe(
+          exec(["version"], { env: parseEnv, cwd: tmpdir() }).pipe(
             Effect.map((r) => {
               const m = /(\d+)\.(\d+)/.exec(text(r.stdout))
               return m === null ? ([0, 0] as const) : ([Number(m[1]), Number(m[2])] as const)
@@ -353,7 +387,7 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
       ...(shape.ignoreWhitespace ? ["-w"] : [])
     ]
 
-    const toCommit = (record: LogRecord, withDiff: boolean): Log.Commit => {
+    const toCommit = (record: LogRecord, withDiff: boolean): Results.Commit => {
       const changes = record.changes.toJSON()
       return {
         ...record.commit,
@@ -368,15 +402,21 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
       args: ReadonlyArray<string>,
       shape: DiffShape,
       budget: Budget
-    ): Effect.Effect<Array<LogRecord>, GitFailed> =>
+    ): Effect.Effect<Array<LogRecord>, GitFailed | RunFailed> =>
       Effect.gen(function* () {
         const tokenizer = new Tokenizer(logParser(() => new ChangesAcc(shape), budget))
         const run = yield* git(repo, args, (c) => tokenizer.feed(c))
-        if (run.code !== 0) return yield* failed("log", run)
+        if (run.code !== 0) return yield* Effect.fail(new RunFailed(run))
         return tokenizer.end()
       })
 
-    const status = (repo: Repository, query: StatusQuery): Effect.Effect<Status.Output, GitFailed> =>
+    /** A failed `git log` of a checked revision: a revision that names nothing, unless git said the repository is broken. */
+    const logFailure = (repo: Repository, rev: string, run: Run): Effect.Effect<never, RevisionError> =>
+      revisionTrouble(run.stderr)
+        ? Effect.flatMap(classify(repo, rev, run.stderr), Effect.fail)
+        : Effect.fail(failed("log", run))
+
+    const status = (repo: Repository, query: StatusQuery): Effect.Effect<Results.StatusOutput, GitFailed> =>
       Effect.gen(function* () {
         const run = yield* git(repo, [
           "status",
@@ -393,11 +433,11 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
         return shapeStatus(parseStatus(run.stdout), query.limit)
       })
 
-    const log = (repo: Repository, query: LogQuery): Effect.Effect<Log.Output, RevisionError> =>
+    const log = (repo: Repository, query: LogQuery): Effect.Effect<Results.LogOutput, RevisionError> =>
       Effect.gen(function* () {
         // The checked revision goes to git as is (after --end-of-options, before --): one process, no rev-parse.
         const start = query.rev === undefined ? "HEAD" : (yield* parseRevision(query.rev)).text
-        const [major, minor] = yield* gitVersion(repo)
+        const [major, minor] = yield* gitVersion()
         const sinceFlag = major > 2 || (major === 2 && minor >= 37) ? "--since-as-filter" : "--since"
         const args = [
           ...LOG_ARGS,
@@ -418,9 +458,11 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
         ]
         const records = yield* logRecords(repo, args, query.diff, new Budget(query.diff.maxDiffSize)).pipe(
           Effect.catch((e) =>
-            query.rev === undefined && /does not have any commits yet|bad revision 'HEAD'/.test(e.detail)
-              ? Effect.succeed([] as Array<LogRecord>)
-              : Effect.flatMap(classify(repo, start, e.detail), Effect.fail)
+            e instanceof RunFailed
+              ? query.rev === undefined && /does not have any commits yet|bad revision 'HEAD'/.test(e.run.stderr)
+                ? Effect.succeed([] as Array<LogRecord>)
+                : logFailure(repo, start, e.run)
+              : Effect.fail(e)
           )
         )
         const truncated = records.length > query.limit
@@ -436,7 +478,7 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
       revs: ReadonlyArray<string>,
       extraFlags: ReadonlyArray<string>,
       paths: ReadonlyArray<string>
-    ): Effect.Effect<Diff.Changes, GitFailed> =>
+    ): Effect.Effect<Results.Changes, GitFailed> =>
       Effect.gen(function* () {
         const acc = new ChangesAcc(shape)
         const tokenizer = new Tokenizer(diffParser(acc, new Budget(shape.maxDiffSize)))
@@ -448,7 +490,7 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
         return acc.toJSON()
       })
 
-    const diff = (repo: Repository, query: DiffQuery): Effect.Effect<Diff.Output, RevisionError> =>
+    const diff = (repo: Repository, query: DiffQuery): Effect.Effect<Results.DiffOutput, RevisionError> =>
       Effect.gen(function* () {
         const wanted = [query.base ?? "HEAD", ...(query.compare === undefined ? [] : [query.compare])]
         for (const rev of wanted) yield* parseRevision(rev)
@@ -483,7 +525,7 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
     const blame = (
       repo: Repository,
       query: BlameQuery
-    ): Effect.Effect<Blame.Output, RevisionError | PathNotInRepository> =>
+    ): Effect.Effect<Results.BlameOutput, RevisionError | PathNotInRepository> =>
       Effect.gen(function* () {
         const name = query.rev === undefined ? undefined : (yield* parseRevision(query.rev)).text
         const last =
@@ -491,16 +533,24 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
             ? query.startLine + query.maxLines
             : Math.min(query.endLine, query.startLine + query.maxLines)
         // git blame has no --end-of-options; the checked name cannot start with "-", so it is passed as is.
-        const run = yield* git(repo, [
-          "blame",
-          "--porcelain",
-          "--no-textconv",
-          "-L",
-          `${query.startLine},${last}`,
-          ...(name === undefined ? [] : [name]),
-          "--",
-          query.path
-        ])
+        // The working tree's file comes on stdin (read through the workspace): git never opens the path.
+        const contents = name === undefined ? (query.contents ?? new Uint8Array(0)) : undefined
+        const run = yield* git(
+          repo,
+          [
+            "blame",
+            "--porcelain",
+            "--no-textconv",
+            "-L",
+            `${query.startLine},${last}`,
+            ...(contents === undefined ? [] : ["--contents", "-"]),
+            ...(name === undefined ? [] : [name]),
+            "--",
+            query.path
+          ],
+          undefined,
+          contents
+        )
         if (run.code !== 0 && name !== undefined && /bad revision|unknown revision|ambiguous/.test(run.stderr)) {
           return yield* Effect.flatMap(resolve(repo, name), () => failed("blame", run))
         }
@@ -533,7 +583,7 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
         }
       })
 
-    const show = (repo: Repository, query: ShowQuery): Effect.Effect<Show.Output, RevisionError> =>
+    const show = (repo: Repository, query: ShowQuery): Effect.Effect<Results.ShowOutput, RevisionError> =>
       Effect.gen(function* () {
         const rev = (yield* parseRevision(query.rev)).text
         const inline = query.includeDiff && query.paths.length === 0
@@ -547,7 +597,7 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
           "--"
         ]
         const records = yield* logRecords(repo, args, query, new Budget(query.maxDiffSize)).pipe(
-          Effect.catch((e) => Effect.flatMap(classify(repo, rev, e.detail), Effect.fail))
+          Effect.catch((e) => (e instanceof RunFailed ? logFailure(repo, rev, e.run) : Effect.fail(e)))
         )
         const record = records[0]
         if (record === undefined) return yield* new UnknownRevision({ revision: query.rev, reason: "unknown" })

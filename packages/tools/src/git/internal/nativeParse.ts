@@ -9,18 +9,15 @@
  *
  * @internal
  */
-import type * as Blame from "../Blame.ts"
-import type * as Diff from "../Diff.ts"
-import type * as Log from "../Log.ts"
-import type * as Status from "../Status.ts"
 import { admitHunk, type Budget, type ChangesAcc, type FileAcc, HunkAcc } from "./changes.ts"
 import { isoDate, messageOf, offsetOf, shortHash, subjectOf, ZERO_HASH } from "./format.ts"
 import { type Got, LF, NUL, type Parser, PEEK, text, type Want } from "./tokens.ts"
+import type * as Results from "./results.ts"
 
 const RS = 0x1e
 const US = "\x1f"
 
-const statusOf = (letter: string): Diff.FileStatus => {
+const statusOf = (letter: string): Results.FileStatus => {
   switch (letter) {
     case "A":
       return "added"
@@ -192,7 +189,7 @@ export function* diffParser(acc: ChangesAcc, budget: Budget): Parser<void> {
 export const LOG_FORMAT = "--format=%x1e%H%x1f%P%x1f%aN%x1f%aE%x1f%aI%x1f%cN%x1f%cI%x1f%B%x1f"
 
 export interface LogRecord {
-  readonly commit: Omit<Log.Commit, "filesChanged" | "stats" | "diff">
+  readonly commit: Omit<Results.Commit, "filesChanged" | "stats" | "diff">
   readonly changes: ChangesAcc
 }
 
@@ -248,13 +245,13 @@ export function* logParser(makeAcc: () => ChangesAcc, budget: Budget): Parser<Ar
 interface StatusListsNative {
   readonly branch: string | null
   readonly head: string | null
-  readonly staged: Array<Status.Change>
-  readonly unstaged: Array<Status.Change>
+  readonly staged: Array<Results.Change>
+  readonly unstaged: Array<Results.Change>
   readonly untracked: Array<string>
   readonly conflicted: Array<string>
 }
 
-const xyStatus = (c: string, modes: { readonly from: string; readonly to: string }): Diff.FileStatus | undefined => {
+const xyStatus = (c: string, modes: { readonly from: string; readonly to: string }): Results.FileStatus | undefined => {
   switch (c) {
     case "M":
       return "modified"
@@ -351,11 +348,11 @@ export const unquote = (s: string): string => {
   return text(Uint8Array.from(bytes))
 }
 
-export const parseBlame = (bytes: Uint8Array): Array<Blame.BlameLine> => {
+export const parseBlame = (bytes: Uint8Array): Array<Results.BlameLine> => {
   const lines = text(bytes).split("\n")
   const infos = new Map<string, BlameInfo>()
   const filenames = new Map<string, string>()
-  const out: Array<Blame.BlameLine> = []
+  const out: Array<Results.BlameLine> = []
   let i = 0
   while (i < lines.length) {
     const head = lines[i]!

@@ -14,14 +14,14 @@
  *
  * @internal
  */
-import * as nodeFs from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 import * as git from "isomorphic-git"
 import { FileSystem } from "isomorphic-git/models"
-import type { Repository } from "../GitBackend.ts"
+import type { Repository } from "./model.ts"
 import { UnknownRevision } from "../GitError.ts"
 import { Mailmap } from "./format.ts"
+import { jailedFs } from "./jailedFs.ts"
 import { Lru } from "./lru.ts"
 import { isHex, type ParsedRevision } from "./revision.ts"
 import { text } from "./tokens.ts"
@@ -115,10 +115,6 @@ export class MissingObject extends Error {
   }
 }
 
-// One wrapped file system for every call (isomorphic-git wraps a raw fs on each call otherwise). Safe: its
-// FileSystem constructor returns an already wrapped instance unchanged, so every API accepts one as `fs`.
-const wrappedFs = new FileSystem(nodeFs) as unknown as git.FsClient
-
 const statSignature = async (files: ReadonlyArray<string>): Promise<string> => {
   const parts = await Promise.all(
     files.map((f) =>
@@ -142,6 +138,12 @@ const refDirectories = async (root: string): Promise<Array<string>> => {
 
 export class RepoStore {
   readonly repo: Repository
+  /**
+   * The jailed file system isomorphic-git reads through, wrapped once (isomorphic-git wraps a raw one on each
+   * call otherwise). Safe: its FileSystem constructor returns an already wrapped instance unchanged, so every
+   * API accepts one as `fs`.
+   */
+  readonly fs: git.FsClient
   /** isomorphic-git's cache (pack indexes, the index file). */
   cache: object = {}
   private fingerprint = ""
@@ -153,6 +155,7 @@ export class RepoStore {
 
   constructor(repo: Repository) {
     this.repo = repo
+    this.fs = new FileSystem(jailedFs(repo.root, [repo.gitDir, repo.commonDir])) as unknown as git.FsClient
   }
 
   /** Renews isomorphic-git's cache if HEAD, refs, packs or the index changed. */
@@ -176,7 +179,7 @@ export class RepoStore {
   private async raw(oid: string): Promise<{ readonly type: string; readonly bytes: Uint8Array }> {
     try {
       const r = await git.readObject({
-        fs: nodeFs,
+        fs: this.fs,
         gitdir: this.repo.commonDir,
         oid,
         format: "content",
@@ -301,7 +304,7 @@ export class RepoStore {
     try {
       candidates = [
         await git.expandOid({
-          fs: wrappedFs,
+          fs: this.fs,
           gitdir: this.repo.commonDir,
           oid: prefix.toLowerCase(),
           cache: this.cache

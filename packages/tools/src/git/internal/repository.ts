@@ -1,45 +1,77 @@
 /**
  * Finding the git directory of a working tree without searching upwards:
  * `<dir>/.git` must be a directory, or a `gitdir:` file (linked worktrees,
- * submodules). Both the git directory and its common directory are returned
- * as real paths, so the caller can check them against the workspace root.
+ * submodules). Every step is checked against the jail (the workspace root,
+ * or the working tree itself when no root is given) before it is read: the
+ * `.git` entry, the git directory, its `commondir` file and the common
+ * directory must all lie inside, links resolved, so a `.git` file or link
+ * pointing elsewhere is refused without reading what it points to.
  *
  * @internal
  */
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 import { Effect } from "effect"
-import type { Repository } from "../GitBackend.ts"
+import { isInside } from "../../internal/workspace/paths.ts"
+import type { Repository } from "./model.ts"
 import { NotARepository } from "../GitError.ts"
 
 const attempt = <A>(f: () => Promise<A>) =>
   Effect.tryPromise({ try: f, catch: () => "failed" as const }).pipe(Effect.option)
 
-export const openRepository = (dir: string): Effect.Effect<Repository, NotARepository> =>
+/** The first bytes of a small file (a `.git` file, `commondir`). */
+const head = (file: string) =>
+  attempt(async () => {
+    const handle = await fsp.open(file, "r")
+    try {
+      const buffer = Buffer.alloc(4096)
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0)
+      return buffer.subarray(0, bytesRead).toString("utf8")
+    } finally {
+      await handle.close()
+    }
+  })
+
+export const openRepository = (dir: string, root?: string): Effect.Effect<Repository, NotARepository> =>
   Effect.gen(function* () {
     const shown = dir
+    const outside = () => new NotARepository({ path: shown, reason: "git-dir-outside" })
     const workTree = yield* attempt(() => fsp.realpath(dir))
     if (workTree._tag === "None") return yield* new NotARepository({ path: shown, reason: "no-git-dir" })
+    const jail = root ?? workTree.value
+    /** The real path of `p`, which must lie inside the jail. */
+    const inside = (p: string) =>
+      Effect.gen(function* () {
+        const real = yield* attempt(() => fsp.realpath(p))
+        if (real._tag === "None") return yield* new NotARepository({ path: shown, reason: "unreadable" })
+        if (!isInside(jail, real.value)) return yield* outside()
+        return real.value
+      })
     const dotGit = path.join(workTree.value, ".git")
     const st = yield* attempt(() => fsp.lstat(dotGit))
     if (st._tag === "None") return yield* new NotARepository({ path: shown, reason: "no-git-dir" })
+    const realDotGit = yield* inside(dotGit)
+    const kind = yield* attempt(() => fsp.stat(realDotGit))
     let gitDirPath: string
-    if (st.value.isFile()) {
-      const content = yield* attempt(() => fsp.readFile(dotGit, "utf8"))
+    if (kind._tag === "Some" && kind.value.isFile()) {
+      const content = yield* head(realDotGit)
       const m = content._tag === "Some" ? /^gitdir: (.+)$/m.exec(content.value) : null
       if (m === null) return yield* new NotARepository({ path: shown, reason: "unreadable" })
       gitDirPath = path.resolve(workTree.value, m[1]!.trim())
-    } else gitDirPath = dotGit
-    const gitDir = yield* attempt(() => fsp.realpath(gitDirPath))
-    if (gitDir._tag === "None") return yield* new NotARepository({ path: shown, reason: "unreadable" })
-    const common = yield* attempt(() => fsp.readFile(path.join(gitDir.value, "commondir"), "utf8"))
-    const commonPath = common._tag === "Some" ? path.resolve(gitDir.value, common.value.trim()) : gitDir.value
-    const commonDir = yield* attempt(() => fsp.realpath(commonPath))
-    if (commonDir._tag === "None") return yield* new NotARepository({ path: shown, reason: "unreadable" })
-    const head = yield* attempt(() => fsp.stat(path.join(gitDir.value, "HEAD")))
-    const objects = yield* attempt(() => fsp.stat(path.join(commonDir.value, "objects")))
-    if (head._tag === "None" || objects._tag === "None" || !objects.value.isDirectory()) {
+    } else gitDirPath = realDotGit
+    const gitDir = yield* inside(gitDirPath)
+    const commondirFile = path.join(gitDir, "commondir")
+    const hasCommondir = yield* attempt(() => fsp.lstat(commondirFile))
+    let commonDir = gitDir
+    if (hasCommondir._tag === "Some") {
+      const common = yield* head(yield* inside(commondirFile))
+      if (common._tag === "None") return yield* new NotARepository({ path: shown, reason: "unreadable" })
+      commonDir = yield* inside(path.resolve(gitDir, common.value.trim()))
+    }
+    const headFile = yield* attempt(() => fsp.stat(path.join(gitDir, "HEAD")))
+    const objects = yield* attempt(() => fsp.stat(path.join(commonDir, "objects")))
+    if (headFile._tag === "None" || objects._tag === "None" || !objects.value.isDirectory()) {
       return yield* new NotARepository({ path: shown, reason: "unreadable" })
     }
-    return { workTree: workTree.value, gitDir: gitDir.value, commonDir: commonDir.value }
+    return { workTree: workTree.value, gitDir, commonDir, root: jail }
   })

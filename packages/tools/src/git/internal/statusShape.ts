@@ -6,13 +6,13 @@
  *
  * @internal
  */
-import type * as Status from "../Status.ts"
+import type * as Results from "./results.ts"
 
 export interface StatusLists {
   readonly branch: string | null
   readonly head: string | null
-  readonly staged: ReadonlyArray<Status.Change>
-  readonly unstaged: ReadonlyArray<Status.Change>
+  readonly staged: ReadonlyArray<Results.Change>
+  readonly unstaged: ReadonlyArray<Results.Change>
   readonly untracked: ReadonlyArray<string>
   readonly conflicted: ReadonlyArray<string>
 }
@@ -29,7 +29,7 @@ export const byBytes = (a: string, b: string): number => {
   return x.length - y.length
 }
 
-export const shapeStatus = (lists: StatusLists, limit: number): Status.Output => {
+export const shapeStatus = (lists: StatusLists, limit: number): Results.StatusOutput => {
   const staged = [...lists.staged].sort((a, b) => byBytes(a.path, b.path))
   const unstaged = [...lists.unstaged].sort((a, b) => byBytes(a.path, b.path))
   const conflicted = [...lists.conflicted].sort(byBytes)

@@ -13,7 +13,7 @@ import { InvalidGlob } from "./errors.ts"
 import { GlobSyntax, overrides, typeFilter } from "./glob.ts"
 import type { Backend, Event, Query } from "./query.ts"
 import { contentMatches, countMatches, makeScratch, type ScanSettings } from "./scan.ts"
-import { openFile, type WalkedFile, walk } from "./walk.ts"
+import { openFile, ripgrepIgnoreFiles, ripgrepKeeps, type WalkedFile, walk } from "./walk.ts"
 
 type Step = Event | { readonly _tag: "Tick" }
 
@@ -77,15 +77,17 @@ export const filesOf = (query: Query): Effect.Effect<Iterable<WalkedFile>, Inval
         ? [
             {
               relative: query.base.relative,
-              open: () => openFile(`${query.root}/${query.base.relative}`, query.procFd)
+              kind: "file",
+              open: () => openFile(`${query.root}/${query.base.relative}`, query.procFd),
+              lstat: () => undefined
             }
           ]
         : walk({
             root: query.root,
             base: query.base.relative,
             excluded: query.excluded,
-            overrides: compiled,
-            types: query.typeGlobs === undefined ? undefined : typeFilter(query.typeGlobs),
+            ignoreFiles: ripgrepIgnoreFiles,
+            keep: ripgrepKeeps(compiled, query.typeGlobs === undefined ? undefined : typeFilter(query.typeGlobs)),
             procFd: query.procFd
           })
   )

@@ -1,24 +1,28 @@
 /**
- * The directory walk of the TypeScript backend, in ripgrep's order and with
- * ripgrep's filters, so both backends search the same files. Entries are
- * visited depth first, each directory's entries sorted by the bytes of
- * their names (ripgrep's `--sort path`). Each entry is decided the way
- * ripgrep's `ignore` crate decides it: override globs first, then the
- * nearest `.rgignore`, `.ignore` and `.gitignore` rule (in that order of
- * precedence; `.gitignore` files above a directory holding `.git` stop
- * applying inside it), then the file type, then hidden-ness (a name starting
- * with `.`, unless something above selected it). Symbolic links are neither
- * followed nor searched. The workspace policy (blocked names, default
- * ignores) is applied before all of that.
+ * The one directory walk of the workspace, shared by `search.grep` (its
+ * TypeScript backend) and `file.glob`. Entries are visited depth first, each
+ * directory's entries sorted by the bytes of their names (ripgrep's
+ * `--sort path`). The workspace policy (blocked names, default ignores) is
+ * applied first; then the caller's `keep` decides, given the verdict of the
+ * ignore files (`.rgignore`, `.ignore`, `.gitignore`, whichever the caller
+ * asks for, each read the way ripgrep's `ignore` crate reads them: the most
+ * specific kind and the nearest directory win, `.gitignore` files above a
+ * directory holding `.git` stop applying inside it). `search.grep` keeps
+ * what ripgrep keeps (overrides, ignore files, file type, hidden-ness);
+ * `file.glob` keeps what its pattern matches. Symbolic links are never
+ * followed: they are skipped, or handed to the caller as links (never
+ * opened here) when it asks for them.
  *
  * **Bound to the jail.** On Linux every directory is opened with
  * `O_DIRECTORY | O_NOFOLLOW` through its parent's descriptor
  * (`/proc/self/fd/<parent>/<name>`, the `openat` Node lacks), listed through
- * its own descriptor, and its files are opened through it with
- * `O_NOFOLLOW`; only the directory searched is checked by real path. A
- * directory or file swapped for a link during the walk therefore fails to
- * open instead of leading outside. Elsewhere, paths are used and each file's
- * descriptor is compared (device, inode) with the path.
+ * its own descriptor, and its files are opened and inspected through it
+ * with `O_NOFOLLOW`; only the root (or the directory searched) is checked by
+ * real path. A directory or file swapped for a link during the walk
+ * therefore fails to open instead of leading outside, and a link in the
+ * static part of a glob (`rootlink/etc/*`) is never walked through.
+ * Elsewhere, paths are used and each file's descriptor is compared (device,
+ * inode) with the path.
  *
  * The walk uses `node:fs` directly: directory entries with their types and
  * synchronous reads of page-cached files are what keeps the backend within
@@ -35,7 +39,8 @@ import {
   openSync,
   readdirSync,
   readFileSync,
-  readlinkSync
+  readlinkSync,
+  type Stats
 } from "node:fs"
 import {
   type IgnoreRule,
@@ -48,6 +53,23 @@ import {
   type Verdict
 } from "./glob.ts"
 
+/** Which ignore files a walk reads. */
+export interface IgnoreFiles {
+  readonly rgignore: boolean
+  readonly ignore: boolean
+  readonly gitignore: boolean
+}
+
+/** An entry the caller decides on: path relative to the root, name, kind, and (lazily) the ignore files' verdict. */
+export interface Candidate {
+  readonly relative: string
+  readonly name: string
+  readonly isDir: boolean
+  /** Directory levels below the base: 1 for the base's own entries. */
+  readonly depth: number
+  readonly ignored: () => Verdict
+}
+
 export interface WalkOptions {
   /** Canonical root of the workspace; every path is relative to it. */
   readonly root: string
@@ -55,8 +77,16 @@ export interface WalkOptions {
   readonly base: string
   /** Whether the workspace policy refuses a relative path (blocked or default-ignored). */
   readonly excluded: (relative: string) => boolean
-  readonly overrides: Overrides
-  readonly types: TypeFilter | undefined
+  /** Which ignore files to read (none when absent). */
+  readonly ignoreFiles?: IgnoreFiles | undefined
+  /** Also apply the ignore files of the directories from the root down to the base. */
+  readonly parents?: boolean | undefined
+  /** Whether to keep a file, or descend into a directory. */
+  readonly keep: (candidate: Candidate) => boolean
+  /** Symbolic links are handed out as `link` entries (kept by `keep` as files are) instead of skipped. */
+  readonly links?: boolean | undefined
+  /** Whether each directory's entries are visited in byte order of their names (default); off, in the order the system lists them. */
+  readonly sorted?: boolean | undefined
   /** Whether `/proc/self/fd` can name open descriptors (Linux). */
   readonly procFd: boolean
 }
@@ -129,14 +159,22 @@ const readRules = (path: string): ReadonlyArray<IgnoreRule> => {
   }
 }
 
-const levelFor = (realDir: string, dir: string, entries: ReadonlyArray<Dirent>, parent: Level | undefined): Level => {
+const none: ReadonlyArray<IgnoreRule> = []
+
+const levelFor = (
+  kinds: IgnoreFiles | undefined,
+  realDir: string,
+  dir: string,
+  entries: ReadonlyArray<Dirent>,
+  parent: Level | undefined
+): Level => {
   const has = (name: string) => entries.some((e) => e.name === name && e.isFile())
   return {
     dir,
-    custom: has(".rgignore") ? readRules(`${realDir}/.rgignore`) : [],
-    ignore: has(".ignore") ? readRules(`${realDir}/.ignore`) : [],
-    git: has(".gitignore") ? readRules(`${realDir}/.gitignore`) : [],
-    hasGit: entries.some((e) => e.name === ".git"),
+    custom: kinds?.rgignore === true && has(".rgignore") ? readRules(`${realDir}/.rgignore`) : none,
+    ignore: kinds?.ignore === true && has(".ignore") ? readRules(`${realDir}/.ignore`) : none,
+    git: kinds?.gitignore === true && has(".gitignore") ? readRules(`${realDir}/.gitignore`) : none,
+    hasGit: kinds !== undefined && entries.some((e) => e.name === ".git"),
     parent
   }
 }
@@ -157,34 +195,84 @@ const ignoreVerdict = (level: Level, relative: string, isDir: boolean): Verdict 
   return custom ?? ignore ?? git
 }
 
-/** Whether ripgrep would skip an entry (the policy aside). */
-const skipped = (options: WalkOptions, level: Level, relative: string, name: string, isDir: boolean): boolean => {
-  const byOverride = matchOverrides(options.overrides, relative, isDir)
-  if (byOverride !== undefined) return byOverride === "ignore"
-  let selected = false
-  const byIgnore = ignoreVerdict(level, relative, isDir)
-  if (byIgnore === "ignore") return true
-  if (byIgnore === "whitelist") selected = true
-  const byType = matchType(options.types, name, isDir)
-  if (byType === "ignore") return true
-  if (byType === "whitelist") selected = true
-  return !selected && name.startsWith(".")
-}
+/**
+ * What ripgrep keeps (the policy aside): override globs first, then the
+ * ignore files, then the file type, then hidden-ness (a name starting with
+ * `.`, unless something above selected it).
+ */
+export const ripgrepKeeps =
+  (overrides: Overrides, types: TypeFilter | undefined) =>
+  (c: Candidate): boolean => {
+    const byOverride = matchOverrides(overrides, c.relative, c.isDir)
+    if (byOverride !== undefined) return byOverride !== "ignore"
+    let selected = false
+    const byIgnore = c.ignored()
+    if (byIgnore === "ignore") return false
+    if (byIgnore === "whitelist") selected = true
+    const byType = matchType(types, c.name, c.isDir)
+    if (byType === "ignore") return false
+    if (byType === "whitelist") selected = true
+    return selected || !c.name.startsWith(".")
+  }
+
+/** The ignore files ripgrep reads. */
+export const ripgrepIgnoreFiles: IgnoreFiles = { rgignore: true, ignore: true, gitignore: true }
 
 export interface WalkedFile {
   /** Relative to the root, `/`-separated. */
   readonly relative: string
+  /** A regular file, or (when asked for) a symbolic link, never followed here. */
+  readonly kind: "file" | "link"
   /** Opens the file (never through a link); `undefined` if it is not a regular file any more. */
   readonly open: () => OpenFile | undefined
+  /** The entry's own metadata (a link's, not its target's), read through its directory; `undefined` if gone. */
+  readonly lstat: () => Stats | undefined
 }
 
-/** The files to search under `options.base`, in ripgrep's `--sort path` order. */
+const lstatOrUndefined = (path: string): Stats | undefined => {
+  try {
+    return lstatSync(path)
+  } catch {
+    return undefined
+  }
+}
+
+/** Opens each directory from the root down to `baseDir` by name, never through a link; the levels of their ignore files. */
+const descend = (
+  options: WalkOptions,
+  baseDir: string
+): { readonly fds: ReadonlyArray<number>; readonly level: Level | undefined } | undefined => {
+  const fds: Array<number> = []
+  const rootFd = tryOpen(options.root, dirFlags)
+  if (rootFd === undefined) return undefined
+  fds.push(rootFd)
+  try {
+    if (readlinkSync(`/proc/self/fd/${rootFd}`) !== options.root) throw new Error("root moved")
+    let level: Level | undefined
+    let dir = ""
+    for (const segment of baseDir === "" ? [] : baseDir.split("/")) {
+      const here = `/proc/self/fd/${fds[fds.length - 1]}`
+      const entries = readdirSync(here, { withFileTypes: true })
+      level = levelFor(options.ignoreFiles, here, dir, entries, level)
+      const fd = tryOpen(`${here}/${segment}`, dirFlags)
+      if (fd === undefined) throw new Error("gone")
+      fds.push(fd)
+      dir = dir === "" ? segment : `${dir}/${segment}`
+    }
+    return { fds, level }
+  } catch {
+    for (const fd of fds) closeSync(fd)
+    return undefined
+  }
+}
+
+/** The files (and, when asked, links) under `options.base` that `keep` keeps, in ripgrep's `--sort path` order. */
 export function* walk(options: WalkOptions): Generator<WalkedFile> {
   const { root, procFd } = options
   const baseDir = options.base === "." ? "" : options.base
   const join = (dir: string, name: string) => (dir === "" ? name : `${dir}/${name}`)
   /** `at` names the directory: a checked path, or a path through its parent's descriptor. */
-  function* visit(dir: string, at: string, parent: Level | undefined): Generator<WalkedFile> {
+  function* visit(dir: string, at: string, parent: Level | undefined, depth: number): Generator<WalkedFile> {
     let fd: number | undefined
     if (procFd) {
       fd = tryOpen(at, dirFlags)
@@ -198,37 +286,74 @@ export function* walk(options: WalkOptions): Generator<WalkedFile> {
       } catch {
         return
       }
-      const level = levelFor(here, dir, entries, parent)
-      const sorted = entries
-        .map((entry) => ({ entry, key: Buffer.from(entry.name, "utf8") }))
-        .sort((a, b) => compareNames(a.key, b.key))
-      for (const { entry } of sorted) {
+      const level = levelFor(options.ignoreFiles, here, dir, entries, parent)
+      const ordered =
+        options.sorted === false
+          ? entries
+          : entries
+              .map((entry) => ({ entry, key: Buffer.from(entry.name, "utf8") }))
+              .sort((a, b) => compareNames(a.key, b.key))
+              .map((e) => e.entry)
+      for (const entry of ordered) {
         const isDir = entry.isDirectory()
-        if (!isDir && !entry.isFile()) continue
+        const isLink = options.links === true && entry.isSymbolicLink()
+        if (!isDir && !isLink && !entry.isFile()) continue
         const relative = join(dir, entry.name)
         if (options.excluded(relative)) continue
-        if (skipped(options, level, relative, entry.name, isDir)) continue
+        const candidate: Candidate = {
+          relative,
+          name: entry.name,
+          isDir,
+          depth: depth + 1,
+          ignored: () => ignoreVerdict(level, relative, isDir)
+        }
+        if (!options.keep(candidate)) continue
         const path = `${here}/${entry.name}`
-        if (isDir) yield* visit(relative, path, level)
-        else if (fd !== undefined) yield { relative, open: () => asRegularFile(tryOpen(path, fileFlags)) }
-        else yield { relative, open: () => openFile(`${root}/${relative}`, false) }
+        if (isDir) yield* visit(relative, path, level, depth + 1)
+        else if (isLink) yield { relative, kind: "link", open: () => undefined, lstat: () => lstatOrUndefined(path) }
+        else if (fd !== undefined)
+          yield {
+            relative,
+            kind: "file",
+            open: () => asRegularFile(tryOpen(path, fileFlags)),
+            lstat: () => lstatOrUndefined(path)
+          }
+        else
+          yield {
+            relative,
+            kind: "file",
+            open: () => openFile(`${root}/${relative}`, false),
+            lstat: () => lstatOrUndefined(`${root}/${relative}`)
+          }
       }
     } finally {
       if (fd !== undefined) closeSync(fd)
     }
   }
   const base = baseDir === "" ? root : `${root}/${baseDir}`
-  if (procFd) {
-    // The one real-path check: the directory searched is what the workspace resolved.
-    const fd = tryOpen(base, dirFlags)
-    if (fd === undefined) return
+  if (!procFd) {
+    yield* visit(baseDir, base, undefined, 0)
+    return
+  }
+  if (options.parents === true) {
+    // Every directory from the root down is opened by name without following links: the base is reached
+    // by the path the workspace resolved, and the ignore files above it are read on the way.
+    const chain = descend(options, baseDir)
+    if (chain === undefined) return
     try {
-      if (readlinkSync(`/proc/self/fd/${fd}`) !== base) return
-      yield* visit(baseDir, `/proc/self/fd/${fd}/.`, undefined)
+      yield* visit(baseDir, `/proc/self/fd/${chain.fds[chain.fds.length - 1]}/.`, chain.level, 0)
     } finally {
-      closeSync(fd)
+      for (const fd of chain.fds) closeSync(fd)
     }
-  } else {
-    yield* visit(baseDir, base, undefined)
+    return
+  }
+  // The one real-path check: the directory searched is what the workspace resolved.
+  const fd = tryOpen(base, dirFlags)
+  if (fd === undefined) return
+  try {
+    if (readlinkSync(`/proc/self/fd/${fd}`) !== base) return
+    yield* visit(baseDir, `/proc/self/fd/${fd}/.`, undefined, 0)
+  } finally {
+    closeSync(fd)
   }
 }

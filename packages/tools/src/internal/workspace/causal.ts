@@ -6,27 +6,55 @@
  *
  * @internal
  */
+import * as fsp from "node:fs/promises"
 import { ReadProof, type ToolError, Trust } from "@ugent/core"
 import { createTwoFilesPatch } from "diff"
 import { Effect, Option } from "effect"
 import type { ReadError, ResolvedPath, WorkspaceShape } from "../../Workspace.ts"
 import type { FileTooLarge } from "./errors.ts"
 
-/** Asks for L2 when the path is outside what an L1 caller may write. */
+/**
+ * Asks for L2 (a confirmation at L2) when an L1 caller may not write the
+ * path: a hook script git runs by itself, an existing executable file (an
+ * overwrite keeps its mode, so the new bytes would run), or a path outside
+ * the writable globs.
+ */
 export const requireWritable = (
   ws: WorkspaceShape,
   tool: string,
   target: ResolvedPath,
   input: unknown
 ): Effect.Effect<void, ToolError.TrustDenied | ToolError.ApprovalDenied> =>
-  ws.isWritable(target.relative)
-    ? Effect.void
-    : Trust.escalate(
+  Effect.gen(function* () {
+    const hook = ws.hookBy(target.relative)
+    if (hook !== undefined) {
+      return yield* Trust.escalate(
+        tool,
+        2,
+        `${target.relative} is a script git runs by itself (hook rule "${hook}"), so writing it needs L2 and a confirmation`,
+        input
+      )
+    }
+    if (target.kind === "file") {
+      const st = yield* Effect.option(Effect.tryPromise(() => fsp.stat(target.real)))
+      if (st._tag === "Some" && (st.value.mode & 0o111) !== 0) {
+        return yield* Trust.escalate(
+          tool,
+          2,
+          `${target.relative} is executable (mode ${(st.value.mode & 0o777).toString(8)}) and keeps its mode when rewritten, so writing it needs L2 and a confirmation`,
+          input
+        )
+      }
+    }
+    if (!ws.isWritable(target.relative)) {
+      return yield* Trust.escalate(
         tool,
         2,
         `${target.relative} is outside the paths the workspace policy lets L1 write (${ws.policy.writable.join(", ")})`,
         input
       )
+    }
+  })
 
 /** Checks that a proof is genuine and names this file of this workspace; `whole` also asks for whole-file coverage. */
 export const checkProofFor = (

@@ -260,3 +260,40 @@ export class FileSystemError extends Schema.TaggedError<FileSystemError>()("File
     return `Could not ${this.operation} ${shown(this.path)}: ${text}.`
   }
 }
+
+/**
+ * ugent's own state folder (`.ugent` under the workspace root) or a file in
+ * it is not what ugent made: a symbolic link, not a directory or not a
+ * regular file, owned by another user, open to others, or not a key. Nothing
+ * was read or written through it.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class StateRefused extends Schema.TaggedError<StateRefused>()("StateRefused", {
+  path: Schema.String,
+  reason: Schema.Literals([
+    "link",
+    "not-a-directory",
+    "not-a-file",
+    "not-owned",
+    "writable-by-others",
+    "readable-by-others",
+    "malformed"
+  ])
+}) {
+  static readonly kind: ToolError.Kind = "denied"
+  override get message(): string {
+    const p = shown(this.path)
+    const messages: Record<typeof this.reason, string> = {
+      link: `${p} is a symbolic link, and ugent keeps its state only in real files inside the workspace (a planted link could send it elsewhere). Remove the link (rm ${p}) and run again; ugent makes what it needs itself.`,
+      "not-a-directory": `${p} is not a directory, so ugent cannot keep its state there. Move it away and run again; ugent makes the folder itself.`,
+      "not-a-file": `${p} is not a regular file (a directory, pipe or device), so ugent will not use it. Remove it and run again; ugent makes what it needs itself.`,
+      "not-owned": `${p} belongs to another user, so ugent will not trust it (whoever owns it controls what ugent keeps there). Remove it (or run ugent as its owner); ugent makes a new one.`,
+      "writable-by-others": `${p} can be written by other users, who could replace what ugent keeps there. Run chmod o-w ${p}, or remove it and let ugent make it again.`,
+      "readable-by-others": `${p} can be read by other users (it must be owner-only, mode 0600): whoever read it can forge read proofs. Delete it (rm ${p}) and run again; ugent makes a new key. Do not just chmod it: a key others could read, or that came with the files, is not secret.`,
+      malformed: `${p} is not a key ugent made (it must hold at least 32 random bytes in hex). Delete it (rm ${p}) and run again; ugent makes a new key.`
+    }
+    return messages[this.reason]
+  }
+}

@@ -15,6 +15,7 @@
 import { isUtf8 } from "node:buffer"
 import { constants, type Stats } from "node:fs"
 import * as fsp from "node:fs/promises"
+import * as path from "node:path"
 import { Effect } from "effect"
 import {
   BinaryFile,
@@ -26,6 +27,7 @@ import {
   type NotADirectory,
   NotAFile,
   type NotFound,
+  NotFound as NotFoundError,
   OutsideWorkspace
 } from "./errors.ts"
 import { isInside, relativeTo } from "./paths.ts"
@@ -203,3 +205,31 @@ export const readVerified = (
       return { bytes, stats }
     })
   )
+
+/**
+ * Reads what a path resolved by `resolveEntry` names, as git would store it:
+ * a regular file's bytes through a verified descriptor (never through a
+ * link), or a symbolic link's own text (read through its directory's
+ * verified descriptor, never followed).
+ */
+export const readEntryVerified = (
+  jail: Jail,
+  resolved: ResolvedPath,
+  maxBytes: number
+): Effect.Effect<Uint8Array, OpenError | FileTooLarge> => {
+  if (resolved.kind === "missing") return Effect.fail(new NotFoundError({ path: resolved.input, expected: "file" }))
+  if (resolved.kind === "symlink") {
+    return withVerifiedDirectory(jail, resolved.input, path.dirname(resolved.real), (base) =>
+      call(
+        () => fsp.readlink(path.join(base, path.basename(resolved.real)), { encoding: "buffer" }),
+        mapError(resolved.input, "read", "file")
+      ).pipe(Effect.map((b) => new Uint8Array(b)))
+    )
+  }
+  if (resolved.kind !== "file") return Effect.fail(new NotAFile({ path: resolved.input, kind: resolved.kind }))
+  return readVerified(jail, resolved, { maxBytes, text: false }).pipe(
+    Effect.map((r) => r.bytes),
+    // Not reached: with `text: false` nothing is checked for being text.
+    Effect.catchTag("BinaryFile", (e) => Effect.die(e))
+  )
+}

@@ -13,6 +13,7 @@ export interface PolicyInput {
   readonly blocked: ReadonlyArray<string>
   readonly ignored: ReadonlyArray<string>
   readonly writable: ReadonlyArray<string>
+  readonly hooks: ReadonlyArray<string>
 }
 
 export interface CompiledPolicy {
@@ -22,6 +23,8 @@ export interface CompiledPolicy {
   readonly isIgnored: (relative: string) => boolean
   /** Whether a relative path may be written at L1. */
   readonly isWritable: (relative: string) => boolean
+  /** The hook rule a relative path matches, if any: a script git (or a hook manager it runs) executes. */
+  readonly hookBy: (relative: string) => string | undefined
 }
 
 interface Rule {
@@ -79,10 +82,12 @@ const matcher = (patterns: ReadonlyArray<string>, nocase: boolean) => {
 export const compile = (policy: PolicyInput): CompiledPolicy => {
   const blocked = matcher(policy.blocked, true)
   const ignored = matcher(policy.ignored, false)
+  const hooks = matcher(policy.hooks, true)
   const writable = picomatch(policy.writable.length === 0 ? ["!**"] : [...policy.writable], { dot: true })
   return {
     blockedBy: blocked,
     isIgnored: (relative) => ignored(relative) !== undefined,
-    isWritable: (relative) => relative !== "." && blocked(relative) === undefined && writable(relative)
+    isWritable: (relative) => relative !== "." && blocked(relative) === undefined && writable(relative),
+    hookBy: hooks
   }
 }

@@ -14,7 +14,7 @@ import { Effect } from "effect"
 import {
   BlockedPath,
   type FileKind,
-  type FileSystemError,
+  FileSystemError,
   InvalidPath,
   NotADirectory,
   NotAFile,
@@ -50,10 +50,11 @@ export type PathError = InvalidPath | OutsideWorkspace | BlockedPath | NotFound 
 
 const maxHops = 40
 
-/** Folds the input and checks it before touching the file system. */
+/** Folds the input and checks it before touching the file system (blocked names too, unless `blocked` is false). */
 export const checkLexical = (
   jail: Jail,
-  input: string
+  input: string,
+  blocked = true
 ): Effect.Effect<{ readonly abs: string; readonly relative: string }, InvalidPath | OutsideWorkspace | BlockedPath> => {
   if (input.includes("\0")) return Effect.fail(new InvalidPath({ path: input, reason: "nul-byte" }))
   if (input === "") return Effect.fail(new InvalidPath({ path: input, reason: "empty" }))
@@ -65,7 +66,7 @@ export const checkLexical = (
   // Refused before any lookup, so an outside path is never probed.
   if (!isInside(jail.root, abs)) return Effect.fail(new OutsideWorkspace({ path: input, reason: "outside" }))
   const relative = relativeTo(jail.root, abs)
-  const rule = jail.policy.blockedBy(relative)
+  const rule = blocked ? jail.policy.blockedBy(relative) : undefined
   if (rule !== undefined) return Effect.fail(new BlockedPath({ path: input, rule, via: "path" }))
   return Effect.succeed({ abs, relative })
 }
@@ -205,4 +206,55 @@ export const resolveForWrite = (
     const rule = jail.policy.blockedBy(relative)
     if (rule !== undefined) return yield* new BlockedPath({ path: input, rule, via: "target" })
     return { input, real, relative, kind: "missing" as const }
+  })
+
+/**
+ * Resolves a path the way git sees one: the directories on the way are
+ * resolved through the jail (a link among them must lead inside), the last
+ * name is taken as it is (a link there is not followed: git stores links as
+ * links). The path need not exist; its deepest existing directory must then
+ * be inside. Blocked names are not refused: the caller decides what to do
+ * with them.
+ */
+export const resolveEntry = (
+  jail: Jail,
+  input: string
+): Effect.Effect<ResolvedPath, InvalidPath | OutsideWorkspace | FileSystemError> =>
+  Effect.gen(function* () {
+    const { abs } = yield* checkLexical(jail, input, false).pipe(
+      Effect.catchTag("BlockedPath", () => Effect.die("unreachable: blocked names are not checked"))
+    )
+    if (abs === jail.root) return { input, real: jail.root, relative: ".", kind: "directory" as const }
+    const name = path.basename(abs)
+    // The deepest directory on the way that exists; the root always does.
+    const missing: Array<string> = []
+    let ancestor = path.dirname(abs)
+    while (ancestor !== jail.root && ancestor !== "/") {
+      const st = yield* attempt(() => fsp.lstat(ancestor)).pipe(Effect.option)
+      if (st._tag === "Some") break
+      missing.unshift(path.basename(ancestor))
+      ancestor = path.dirname(ancestor)
+    }
+    const realAncestor = yield* attempt(() => fsp.realpath(ancestor)).pipe(
+      Effect.catch((e): Effect.Effect<never, InvalidPath | FileSystemError> => {
+        if (e.code === "ENOENT") return Effect.fail(new InvalidPath({ path: input, reason: "dangling-symlink" }))
+        if (e.code === "ELOOP") return Effect.fail(new InvalidPath({ path: input, reason: "symlink-loop" }))
+        const mapped = mapError(input, "resolve")(e.cause)
+        return Effect.fail(
+          mapped._tag === "FileSystemError" || mapped._tag === "InvalidPath"
+            ? mapped
+            : new FileSystemError({ path: input, operation: "resolve", code: e.code, retryable: false })
+        )
+      })
+    )
+    if (!isInside(jail.root, realAncestor)) {
+      return yield* new OutsideWorkspace({ path: input, reason: "symlink-target" })
+    }
+    const real = path.join(realAncestor, ...missing, name)
+    if (!isInside(jail.root, real) || real === jail.root) {
+      return yield* new OutsideWorkspace({ path: input, reason: "outside" })
+    }
+    const st = missing.length > 0 ? undefined : yield* Effect.option(attempt(() => fsp.lstat(real)))
+    const kind = st === undefined || st._tag === "None" ? ("missing" as const) : kindOf(st.value)
+    return { input, real, relative: relativeTo(jail.root, real), kind }
   })

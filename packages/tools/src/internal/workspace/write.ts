@@ -138,7 +138,8 @@ export const writeAtomic = (
       let permissions = 0o666
       if (mode.mode === "replace") {
         const st = yield* attempt(() => fsp.lstat(target)).pipe(Effect.option)
-        if (st._tag === "Some") permissions = st.value.mode & 0o7777
+        // The file's own permission bits, never set-user-id, set-group-id or sticky.
+        if (st._tag === "Some") permissions = st.value.mode & 0o777
       }
       // The temporary file is removed on every path out, success included (after a link or rename it is gone or a second name).
       yield* Effect.addFinalizer(() => Effect.promise(() => fsp.unlink(temp).catch(() => undefined)))
