@@ -123,7 +123,7 @@ const storesLayer = (options: Options) => {
   const stores = options.stores ?? "sqlite"
   if (stores === "memory") return Stores.layerMemory()
   if (stores === "sqlite") {
-    return Layer.unwrap(Effect.map(State.prepare(options.root), () => Stores.layerSqlite({ workspace: options.root })))
+    return Layer.unwrap(Effect.map(State.database(options.root), (filename) => Stores.layerSqlite({ filename })))
   }
   return Stores.layerPg({ url: stores.pg })
 }

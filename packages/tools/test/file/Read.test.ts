@@ -33,7 +33,7 @@ describe("file.read", () => {
         fx.file("a.txt", "x\ny")
         const out = yield* Read.read.run({ path: "./a.txt" })
         assert.strictEqual(out.proof.coverage._tag, "Whole")
-        assert.strictEqual(out.proof.path, fx.at("a.txt"))
+        assert.strictEqual(out.proof.path, "a.txt")
         assert.strictEqual(out.proof.hash, ReadProof.hash("x\ny"))
         assert.isTrue(yield* ReadProof.isReadProof(out.proof))
       })
