@@ -43,8 +43,9 @@ export interface Options {
 const defaultIntro =
   "You work in a project through tools. Each tool is a path such as world.tools.file.read, also callable by its provider-safe name (world_tools_file_read). Every call passes the same checks: your trust level, the room's policy, approvals and rate limits. A refused or failed call comes back as JSON with a _tag and a message that says what to do next: read it, and correct the call rather than repeating it."
 
+/** The first sentence: up to a stop followed by a capital letter or the end (so "e.g." does not end it). */
 const firstSentence = (s: string): string => {
-  const m = /^(.*?[.!?])(\s|$)/s.exec(s.trim())
+  const m = /^(.*?[.!?])(?=\s+[A-Z]|\s*$)/s.exec(s.trim())
   return (m === null ? s.trim() : m[1]!).replace(/\s+/g, " ")
 }
 
@@ -84,21 +85,17 @@ const takesProof = (offer: Offer): boolean => {
 /** A path's rules, in one line. */
 const rulesOf = (offer: Offer): string => {
   const e = offer.effects
-  const does: Array<string> = []
-  if (e.readsFs === true && e.writesFs !== true) does.push("reads files")
-  if (e.writesFs === true) does.push("writes files")
-  if (e.callsShell === true) does.push("runs a shell command")
-  if (e.callsNetwork === true) does.push("calls the network")
-  if (e.irreversible === true) does.push("cannot be undone")
+  const changes: Array<string> = []
+  if (e.writesFs === true) changes.push("writes files")
+  if (e.callsShell === true) changes.push("runs a shell command")
+  if (e.irreversible === true) changes.push("cannot be undone")
   const rules = [`L${offer.requiredTrust}`]
-  if (does.length === 0 || (offer.annotations.readOnly && e.writesFs !== true && e.callsShell !== true)) {
-    rules.push(does.length === 0 ? "read-only" : `read-only, ${does.join(", ")}`)
-  } else {
-    rules.push(does.join(", "))
-  }
+  if (changes.length > 0) rules.push(changes.join(", "))
+  else if (offer.annotations.readOnly) rules.push("read-only")
+  if (e.callsNetwork === true) rules.push("calls the network")
   if (takesProof(offer)) rules.push("read the file first (read before write)")
   if (offer.requiresApproval) rules.push("each call waits for a person's approval (a denial is final)")
-  return rules.join("; ")
+  return rules.join(", ")
 }
 
 /** An example call of a path: its required arguments with placeholder values. */
@@ -237,8 +234,8 @@ export const system = (options: Options): string => {
       toolUse!,
       "",
       "- EXECUTE: a line of its own; arguments are --key=value (numbers, true, false, null and JSON objects or arrays are typed; quote a value to keep it a string).",
-      '- <tool_call>: a JSON object with "tool" (the path) and "params" (the arguments).',
-      "- <tool_use>: <name> with the path, then <input> with a JSON object of the arguments; the text inside is not XML-escaped.",
+      '- tool_call: a JSON object with "tool" (the path) and "params" (the arguments).',
+      "- tool_use: a name element with the path, then an input element with a JSON object of the arguments; the text inside is not XML-escaped.",
       "- A pipeline a >> b passes a's output to b as its input, merged with b's own arguments: EXECUTE: world.tools.file.read --path=notes.md >> world.tools.file.edit --oldText=a --newText=b"
     )
   }
