@@ -237,12 +237,7 @@ export type Result = Complete | Incomplete
  * @category models
  * @since 0.2.0
  */
-export type Services =
-  | LanguageModel.LanguageModel
-  | Invoker
-  | Observer.Observer
-  | Recipe.CurrentRecipe
-  | Events.Events
+export type Services = LanguageModel.LanguageModel | Invoker | Observer.Observer | Recipe.CurrentRecipe | Events.Events
 
 /**
  * The defaults of a run.
@@ -306,7 +301,10 @@ export const incompleteMessage = (missing: Missing, lastAsked: ReadonlyArray<Cal
     lastAsked.length === 0
       ? ""
       : ` It last asked for ${lastAsked
-          .map((c) => `${describeCall(c)}${c.outcome === undefined ? " (not run)" : c.outcome.ok ? "" : ` (${c.outcome.error._tag})`}`)
+          .map(
+            (c) =>
+              `${describeCall(c)}${c.outcome === undefined ? " (not run)" : c.outcome.ok ? "" : ` (${c.outcome.error._tag})`}`
+          )
           .join("; ")}.`
   return `Incomplete: ${budgetText(missing)} before the model answered.${asked}`
 }
@@ -323,7 +321,13 @@ const failure = (path: string, error: unknown): FailureOutcome => ({
   callId: ""
 })
 
-const tokensOf = (name: string) => new Set(name.toLowerCase().split(/[._\s-]+/).filter((t) => t.length > 0))
+const tokensOf = (name: string) =>
+  new Set(
+    name
+      .toLowerCase()
+      .split(/[._\s-]+/)
+      .filter((t) => t.length > 0)
+  )
 
 /** The offered names nearest a wrong one (by shared words), else the first few. */
 const nearest = (name: string, names: ReadonlyArray<string>): ReadonlyArray<string> => {
@@ -336,7 +340,8 @@ const nearest = (name: string, names: ReadonlyArray<string>): ReadonlyArray<stri
 }
 
 /** A model's arguments in a message: the raw text or its JSON, cut short. */
-const shown = (params: unknown): string => clip(typeof params === "string" ? params : (JSON.stringify(params) ?? "undefined"), 100)
+const shown = (params: unknown): string =>
+  clip(typeof params === "string" ? params : (JSON.stringify(params) ?? "undefined"), 100)
 
 // ---------------------------------------------------------------------------
 // The loop
@@ -512,7 +517,9 @@ export const run = (options: Options): Effect.Effect<Result, AiError.AiError, Se
         ? AiPrompt.empty
         : AiPrompt.fromMessages([AiPrompt.makeMessage("system", { content: system })])
 
-    const generate = (request: AiPrompt.Prompt): Effect.Effect<Generated, AiError.AiError, LanguageModel.LanguageModel> =>
+    const generate = (
+      request: AiPrompt.Prompt
+    ): Effect.Effect<Generated, AiError.AiError, LanguageModel.LanguageModel> =>
       mode === "native"
         ? // The toolkit's handlers are never run (resolution is off), so the services they would need are not needed.
           (LanguageModel.generateText({
@@ -650,7 +657,10 @@ export const run = (options: Options): Effect.Effect<Result, AiError.AiError, Se
         const notRun: ReadonlyArray<Call> = requested.map((r) => ({
           id: r.id,
           name: r.name,
-          path: r.steps !== undefined ? r.steps.map((s) => s.path).join(" >> ") : Option.getOrUndefined(Catalog.pathOf(r.name)),
+          path:
+            r.steps !== undefined
+              ? r.steps.map((s) => s.path).join(" >> ")
+              : Option.getOrUndefined(Catalog.pathOf(r.name)),
           input: r.params,
           outcome: undefined
         }))
@@ -665,7 +675,10 @@ export const run = (options: Options): Effect.Effect<Result, AiError.AiError, Se
         for (const [i, r] of requested.entries()) {
           if (i >= maxCalls) {
             const path = notRun[i]!.path ?? ""
-            calls.push({ ...notRun[i]!, outcome: failure(path, new TooManyCalls({ path: path || r.name, max: maxCalls })) })
+            calls.push({
+              ...notRun[i]!,
+              outcome: failure(path, new TooManyCalls({ path: path || r.name, max: maxCalls }))
+            })
           } else {
             calls.push(yield* runCall(r))
           }

@@ -26,6 +26,8 @@ export * as Invoke from "./Invoke.ts"
 export * as Loop from "./Loop.ts"
 /** @since 0.2.0 */
 export * as Modes from "./self/Modes.ts"
+/** @since 0.2.0 */
+export * as ModelTool from "./ModelTool.ts"
 /** @since 0.1.0 */
 export * as Parse from "./Parse.ts"
 /** @since 0.1.0 */

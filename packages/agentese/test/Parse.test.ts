@@ -117,8 +117,9 @@ describe("Parse", () => {
   describe("tool_use blocks", () => {
     it("reads <name> and <input>, with whitespace and newlines between elements", () => {
       assert.deepStrictEqual(
-        right(Parse.toolUse('\n  <name> world_tools_file_read </name>\n  <input>\n{"path": "a", "limit": 2}\n</input>\n'))
-          .steps,
+        right(
+          Parse.toolUse('\n  <name> world_tools_file_read </name>\n  <input>\n{"path": "a", "limit": 2}\n</input>\n')
+        ).steps,
         [{ path: "world.tools.file.read", args: { path: "a", limit: 2 } }]
       )
       assert.strictEqual(right(Parse.toolUse("<name>world.tools.git.status</name>")).source, "tool_use")
@@ -190,7 +191,10 @@ describe("Parse", () => {
       // The broken block and the unclosed one; the EXECUTE text inside a block's input is not a call.
       assert.deepStrictEqual(
         r.errors.map((e) => e.problem),
-        ["the <input> is not JSON (Unexpected token 'o', \"nope\" is not valid JSON)", "the <tool_use> block is not closed"]
+        [
+          "the <input> is not JSON (Unexpected token 'o', \"nope\" is not valid JSON)",
+          "the <tool_use> block is not closed"
+        ]
       )
     })
 

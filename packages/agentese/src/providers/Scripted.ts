@@ -167,7 +167,8 @@ export const layer = (script: Script): Layer.Layer<LanguageModel.LanguageModel> 
       }
       return LanguageModel.make({
         generateText: (options) => Effect.map(answer(options), (reply) => [...reply]),
-        streamText: (options) => Stream.unwrap(Effect.map(answer(options), (reply) => Stream.fromIterable(streamed(reply))))
+        streamText: (options) =>
+          Stream.unwrap(Effect.map(answer(options), (reply) => Stream.fromIterable(streamed(reply))))
       })
     })
   )

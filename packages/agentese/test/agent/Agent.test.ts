@@ -109,10 +109,7 @@ describe("Agent", () => {
           Scripted.text("Done.")
         ])
         const context = yield* Layer.build(road)
-        const one = yield* Agent.run({ prompt: "Add cake" }).pipe(
-          Effect.provide(first),
-          Effect.provideContext(context)
-        )
+        const one = yield* Agent.run({ prompt: "Add cake" }).pipe(Effect.provide(first), Effect.provideContext(context))
         assert.strictEqual(one._tag, "Complete")
         assert.isTrue(one.steps[1]!.calls[0]!.outcome?.ok, JSON.stringify(one.steps[1]!.calls[0]!.outcome))
         assert.strictEqual(readFileSync(join(root, "notes.md"), "utf8"), "tea\ncake\n")
@@ -335,43 +332,45 @@ describe("Agent", () => {
   })
 
   describe("text calls", () => {
-    it.effect("a model without tool calling writes <tool_use>, EXECUTE and <tool_call>; results come back as text", () =>
-      Effect.gen(function* () {
-        const root = yield* workspace({ "a.md": "alpha\n", "b.md": "beta\n" })
-        const seen: Array<Scripted.Request> = []
-        const model = Scripted.layer((request, i) => {
-          seen.push(request)
-          return i === 0
-            ? Scripted.text(
-                [
-                  "Reading both.",
-                  '<tool_use><name>world_tools_file_read</name><input>{"path": "a.md"}</input></tool_use>',
-                  "EXECUTE: world.tools.file.read --path=b.md",
-                  "<tool_call>{broken}</tool_call>"
-                ].join("\n")
-              )
-            : Scripted.text("alpha and beta")
-        })
-        const result = yield* runAgent(model, server(root), { prompt: "Read a.md and b.md", calls: "text" })
-        assert.strictEqual(result._tag, "Complete")
-        assert.deepStrictEqual(seen[0]!.tools, [])
-        const system = seen[0]!.prompt.content[0]!
-        assert.include(system.role === "system" ? system.content : "", "<tool_use><name>")
-        assert.deepStrictEqual(
-          result.steps[0]!.calls.map((c) => [c.path ?? c.name, c.outcome?.ok]),
-          [
-            ["world.tools.file.read", true],
-            ["world.tools.file.read", true],
-            ["(unparsed)", false]
-          ]
-        )
-        const results = seen[1]!.prompt.content.at(-1)!
-        const text = results.role === "user" && results.content[0]?.type === "text" ? results.content[0].text : ""
-        assert.include(text, '<tool_result name="world.tools.file.read" ok="true">')
-        assert.include(text, "alpha")
-        assert.include(text, "beta")
-        assert.include(text, "A correct call looks like: <tool_call>")
-      }).pipe(Effect.scoped)
+    it.effect(
+      "a model without tool calling writes <tool_use>, EXECUTE and <tool_call>; results come back as text",
+      () =>
+        Effect.gen(function* () {
+          const root = yield* workspace({ "a.md": "alpha\n", "b.md": "beta\n" })
+          const seen: Array<Scripted.Request> = []
+          const model = Scripted.layer((request, i) => {
+            seen.push(request)
+            return i === 0
+              ? Scripted.text(
+                  [
+                    "Reading both.",
+                    '<tool_use><name>world_tools_file_read</name><input>{"path": "a.md"}</input></tool_use>',
+                    "EXECUTE: world.tools.file.read --path=b.md",
+                    "<tool_call>{broken}</tool_call>"
+                  ].join("\n")
+                )
+              : Scripted.text("alpha and beta")
+          })
+          const result = yield* runAgent(model, server(root), { prompt: "Read a.md and b.md", calls: "text" })
+          assert.strictEqual(result._tag, "Complete")
+          assert.deepStrictEqual(seen[0]!.tools, [])
+          const system = seen[0]!.prompt.content[0]!
+          assert.include(system.role === "system" ? system.content : "", "<tool_use><name>")
+          assert.deepStrictEqual(
+            result.steps[0]!.calls.map((c) => [c.path ?? c.name, c.outcome?.ok]),
+            [
+              ["world.tools.file.read", true],
+              ["world.tools.file.read", true],
+              ["(unparsed)", false]
+            ]
+          )
+          const results = seen[1]!.prompt.content.at(-1)!
+          const text = results.role === "user" && results.content[0]?.type === "text" ? results.content[0].text : ""
+          assert.include(text, '<tool_result name="world.tools.file.read" ok="true">')
+          assert.include(text, "alpha")
+          assert.include(text, "beta")
+          assert.include(text, "A correct call looks like: <tool_call>")
+        }).pipe(Effect.scoped)
     )
   })
 
