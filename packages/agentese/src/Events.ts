@@ -1,7 +1,9 @@
 /**
  * `Events` is the stream of what happens on the `invoke` road:
  * `tool.invoked`, `tool.completed`, `tool.failed`, `tool.trust_denied`,
- * `tool.rate_limited`. They are published on a `PubSub`; each subscriber
+ * `tool.rate_limited`, `human.asked`, and of the agents that drive it:
+ * `agent.step` after each step of a run, `agent.done` when it ends (see
+ * `Agent`). They are published on a `PubSub`; each subscriber
  * gets a `Stream`. The hub keeps the newest 4,096 events per slow
  * subscriber (a sliding buffer), so a stalled subscriber cannot grow memory
  * or slow the callers.
@@ -38,6 +40,53 @@ export const EventSchema = Schema.Union([
     reason: Schema.String
   }),
   Schema.TaggedStruct("tool.rate_limited", { ...common, retryAfterMillis: Schema.Number }),
+  /**
+   * A step of an agent run ended: what the model said and asked for, and how
+   * each call came out. `id` is the run's; each call's `callId` is the one
+   * its `tool.*` events carry.
+   */
+  Schema.TaggedStruct("agent.step", {
+    id: Schema.String,
+    observerId: Schema.String,
+    at: Schema.Number,
+    /** The step's number, from 1. */
+    step: Schema.Int,
+    /** The model's text in this step (the first 2,000 characters). */
+    text: Schema.String,
+    calls: Schema.Array(
+      Schema.Struct({
+        /** The name the model used. */
+        name: Schema.String,
+        /** The path it named, when it names one. */
+        path: Schema.optionalKey(Schema.String),
+        callId: Schema.optionalKey(Schema.String),
+        /** `ok`, `failed` (its kind says why), or `not_run` (a budget ran out first). */
+        status: Schema.Literals(["ok", "failed", "not_run"]),
+        kind: Schema.optionalKey(Schema.String)
+      })
+    ),
+    inputTokens: Schema.Number,
+    outputTokens: Schema.Number,
+    durationMillis: Schema.Number
+  }),
+  /**
+   * An agent run ended: answered (`complete`), stopped by a budget
+   * (`incomplete`, `missing` names it) or failed (the model could not be
+   * reached). `message` is the answer, what is missing, or the failure.
+   */
+  Schema.TaggedStruct("agent.done", {
+    id: Schema.String,
+    observerId: Schema.String,
+    at: Schema.Number,
+    status: Schema.Literals(["complete", "incomplete", "failed"]),
+    missing: Schema.optionalKey(Schema.Literals(["steps", "tokens", "time"])),
+    steps: Schema.Int,
+    calls: Schema.Int,
+    inputTokens: Schema.Number,
+    outputTokens: Schema.Number,
+    durationMillis: Schema.Number,
+    message: Schema.String
+  }),
   /** A question waits for a person (`GET /v1/pending`); `id` is the question's. */
   Schema.TaggedStruct("human.asked", {
     ...common,

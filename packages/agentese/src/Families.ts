@@ -15,12 +15,14 @@
  * | `self.tools.task.create` / `update` / `list` | self | L0 |
  * | `self.tools.mode.plan` / `execute` | self | L0 |
  * | `self.tools.clarify` | self | L0 |
+ * | `world.tools.model.summarize` / `extract` | model (only with a model: `Server.Options.model`) | L0 (calls the network) |
  *
  * @since 0.2.0
  */
 import { Family } from "@ugent/core"
 import { Files, Git, Sandbox, Search, System, Web } from "@ugent/tools"
 import { Sandboxed, Summarized } from "@ugent/wrappers"
+import * as ModelTool from "./ModelTool.ts"
 import * as Self from "./self/Self.ts"
 
 /**
@@ -55,8 +57,9 @@ export interface Configuration {
 
 /**
  * Every family a server serves by default: the built-in ones, the web
- * (`web.search` only when a search provider is configured) and the
- * sandboxed shell (`system.*`, only where a sandbox can be made).
+ * (`web.search` only when a search provider is configured), the sandboxed
+ * shell (`system.*`, only where a sandbox can be made) and the model steps
+ * (`model.*`, only when the server has a model).
  *
  * @category families
  * @since 0.2.0
@@ -72,7 +75,8 @@ export const standard = (configuration: Configuration = {}) =>
       unsandboxed: configuration.unsandboxed,
       // The text policy is a fast, friendly first refusal; the sandbox is the boundary.
       textPolicy: Sandboxed.textPolicy({ allow: "all" })
-    })
+    }),
+    ModelTool.family
   ] as const
 
 /**

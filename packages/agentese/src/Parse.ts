@@ -7,6 +7,9 @@
  * - JSON blocks: `<tool_call>{"tool": "world.tools.file.read", "params": {"path": "README.md"}}</tool_call>`
  *   (`name` / `arguments` are accepted too, and provider-safe names such as
  *   `world_tools_file_read`);
+ * - XML blocks, the form Anthropic's models write:
+ *   `<tool_use><name>world_tools_file_read</name><input>{"path": "README.md"}</input></tool_use>`
+ *   (the grammar is at {@link toolUse});
  * - pipelines: `a >> b >> c`, in either form: the first step gets the input,
  *   each next step the previous step's output (merged with its own
  *   arguments, if any).
@@ -39,7 +42,7 @@ export interface Step {
  */
 export interface Invocation {
   readonly steps: ReadonlyArray<Step>
-  readonly source: "execute" | "tool_call" | "pipeline"
+  readonly source: "execute" | "tool_call" | "tool_use" | "pipeline"
   /** The text it was parsed from. */
   readonly text: string
 }
@@ -63,6 +66,7 @@ export class ParseError extends Schema.TaggedError<ParseError>()("ParseError", {
 
 const executeExample = "EXECUTE: world.tools.file.read --path=README.md --limit=50"
 const toolCallExample = '<tool_call>{"tool": "world.tools.file.read", "params": {"path": "README.md"}}</tool_call>'
+const toolUseExample = '<tool_use><name>world_tools_file_read</name><input>{"path": "README.md"}</input></tool_use>'
 const pipelineExample = "world.tools.file.glob --pattern=*.md >> world.tools.text.count"
 
 /**
@@ -306,8 +310,83 @@ export const toolCall = (
 }
 
 /**
- * Every call in a model response, in order, and every block or line that
- * looked like a call but did not parse.
+ * Parses the body of one `<tool_use>` block (the text between `<tool_use>`
+ * and `</tool_use>`). The grammar, where `ws` is any run of spaces, tabs and
+ * newlines:
+ *
+ * ```text
+ * block := "<tool_use>" ws name ws [ input ws ] "</tool_use>"
+ * name  := "<name>" ws NAME ws "</name>"
+ * input := "<input>" ws OBJECT ws "</input>"
+ * ```
+ *
+ * `NAME` is a path, a provider-safe name (`world_tools_file_read`) or a
+ * pipeline of them (`a >> b`); `OBJECT` is a JSON object, the arguments of
+ * the first step (no `<input>` is `{}`). The body is raw text, not XML: no
+ * entity is decoded (`&lt;` stays as written), and the block ends at the
+ * first `</tool_use>`, so an argument cannot contain that text. Anything
+ * else (another element, text outside the elements, input that is not a
+ * JSON object) is a `ParseError` that shows a correct block.
+ *
+ * **Example** (A block, and a mistake)
+ * ```ts
+ * import { Parse } from "@ugent/agentese"
+ * const ok = Parse.toolUse('\n  <name>world_tools_file_read</name>\n  <input>{"path": "README.md", "limit": 5}</input>\n')
+ * console.log(ok._tag === "Right" ? ok.right.steps : ok.left.message)
+ * // => [ { path: 'world.tools.file.read', args: { path: 'README.md', limit: 5 } } ]
+ * const bad = Parse.toolUse("<name>world_tools_file_read</name><input>path=README.md</input>")
+ * console.log(bad._tag === "Left" ? bad.left.problem : "parsed")
+ * // => the <input> is not JSON (Unexpected token 'p', "path=README.md" is not valid JSON)
+ * ```
+ *
+ * @category parsing
+ * @since 0.2.0
+ */
+export const toolUse = (
+  body: string
+): { readonly _tag: "Right"; readonly right: Invocation } | { readonly _tag: "Left"; readonly left: ParseError } => {
+  const text = `<tool_use>${body}</tool_use>`
+  const fail = (problem: string) => ({
+    _tag: "Left" as const,
+    left: new ParseError({ text, problem, example: toolUseExample })
+  })
+  const named = /^\s*<name>([\s\S]*?)<\/name>/.exec(body)
+  if (named === null) return fail("the block needs a <name> element with the path first")
+  const rest = body.slice(named[0].length)
+  let params: Record<string, unknown> = {}
+  if (rest.trim() !== "") {
+    // Greedy to the last </input>, so an argument may contain "<input>" text.
+    const input = /^\s*<input>([\s\S]*)<\/input>\s*$/.exec(rest)
+    if (input === null) {
+      return fail("after </name> only an <input> element with a JSON object of the arguments may follow")
+    }
+    const raw = input[1]!.trim()
+    if (raw !== "") {
+      let value: unknown
+      try {
+        value = JSON.parse(raw)
+      } catch (e) {
+        return fail(`the <input> is not JSON (${e instanceof Error ? e.message : String(e)})`)
+      }
+      if (typeof value !== "object" || value === null || Array.isArray(value)) {
+        return fail("the <input> must be a JSON object of the tool's arguments")
+      }
+      params = value as Record<string, unknown>
+    }
+  }
+  const steps: Array<Step> = []
+  for (const [i, n] of named[1]!.split(">>").entries()) {
+    const path = pathOf(n)
+    if (Option.isNone(path)) return fail(`"${n.trim()}" is not a path (dot-separated lowercase words)`)
+    steps.push({ path: path.value, args: i === 0 ? params : {} })
+  }
+  return { _tag: "Right", right: { steps, source: steps.length > 1 ? "pipeline" : "tool_use", text } }
+}
+
+/**
+ * Every call in a model response, in order (`EXECUTE:` lines, `<tool_call>`
+ * and `<tool_use>` blocks), and every block or line that looked like a call
+ * but did not parse. A line inside a block belongs to the block.
  *
  * **Example** (A response with two calls and a mistake)
  * ```ts
@@ -316,10 +395,11 @@ export const toolCall = (
  *   "Let me look.",
  *   "EXECUTE: world.tools.file.read --path=README.md",
  *   '<tool_call>{"tool": "world_tools_git_log", "params": {"limit": 5}}</tool_call>',
+ *   '<tool_use><name>world_tools_search_grep</name><input>{"pattern": "TODO"}</input></tool_use>',
  *   "EXECUTE: world.tools.file.read path=x"
  * ].join("\n"))
  * console.log(r.invocations.map((i) => i.steps[0]?.path), r.errors.length)
- * // => [ 'world.tools.file.read', 'world.tools.git.log' ] 1
+ * // => [ 'world.tools.file.read', 'world.tools.git.log', 'world.tools.search.grep' ] 1
  * ```
  *
  * @category parsing
@@ -329,25 +409,38 @@ export const response = (
   text: string
 ): { readonly invocations: ReadonlyArray<Invocation>; readonly errors: ReadonlyArray<ParseError> } => {
   const found: Array<{ readonly at: number; readonly result: ReturnType<typeof execute> }> = []
-  const blocks = /<tool_call>([\s\S]*?)<\/tool_call>/g
-  for (const m of text.matchAll(blocks)) found.push({ at: m.index, result: toolCall(m[1]!.trim()) })
-  const unclosed = text.replace(blocks, "").indexOf("<tool_call>")
-  if (unclosed >= 0) {
-    found.push({
-      at: unclosed,
-      result: {
-        _tag: "Left",
-        left: new ParseError({
-          text: text.slice(unclosed, unclosed + 80),
-          problem: "the <tool_call> block is not closed",
-          example: toolCallExample
-        })
-      }
-    })
+  const forms = [
+    { tag: "tool_call", parse: (body: string) => toolCall(body.trim()), example: toolCallExample },
+    { tag: "tool_use", parse: toolUse, example: toolUseExample }
+  ] as const
+  // A line inside a block is the block's, not an EXECUTE line of its own.
+  const inBlocks: Array<readonly [number, number]> = []
+  for (const form of forms) {
+    const blocks = new RegExp(`<${form.tag}>([\\s\\S]*?)</${form.tag}>`, "g")
+    for (const m of text.matchAll(blocks)) {
+      found.push({ at: m.index, result: form.parse(m[1]!) })
+      inBlocks.push([m.index, m.index + m[0].length])
+    }
+    const rest = text.replace(blocks, (m) => " ".repeat(m.length))
+    const unclosed = rest.indexOf(`<${form.tag}>`)
+    if (unclosed >= 0) {
+      found.push({
+        at: unclosed,
+        result: {
+          _tag: "Left",
+          left: new ParseError({
+            text: text.slice(unclosed, unclosed + 80),
+            problem: `the <${form.tag}> block is not closed`,
+            example: form.example
+          })
+        }
+      })
+    }
   }
   let offset = 0
   for (const line of text.split("\n")) {
-    if (/^\s*EXECUTE:/i.test(line)) found.push({ at: offset, result: execute(line) })
+    const inside = inBlocks.some(([from, to]) => offset >= from && offset < to)
+    if (!inside && /^\s*EXECUTE:/i.test(line)) found.push({ at: offset, result: execute(line) })
     offset += line.length + 1
   }
   found.sort((a, b) => a.at - b.at)

@@ -16,6 +16,7 @@ import { type Family, Observer, ReadProof, Trust } from "@ugent/core"
 import { type Sandbox, Workspace } from "@ugent/tools"
 import { type Limit, RateLimited, Stores } from "@ugent/wrappers"
 import { Duration, Effect, Layer } from "effect"
+import type { LanguageModel } from "effect/ai"
 import { CircuitBreaker as Breaker, RateLimiter } from "effect/persistence"
 import * as Events from "./Events.ts"
 import * as Families from "./Families.ts"
@@ -50,6 +51,12 @@ export interface Options {
   readonly root: string
   /** The families served (default {@link Families.standard}, configured from the recipe). */
   readonly families?: ReadonlyArray<Family.Family<HostServices, unknown>> | undefined
+  /**
+   * A model for the tools that call one (`world.tools.model.summarize`,
+   * `world.tools.model.extract`): a `LanguageModel` layer such as
+   * `Model.fromEnv()` or a provider's. Without it those tools are not offered.
+   */
+  readonly model?: Layer.Layer<LanguageModel.LanguageModel> | undefined
   /** The caller's trust level (default L0). */
   readonly trust?: Trust.TrustLevel | undefined
   /** The caller's id (default `"local"`). */
@@ -204,7 +211,9 @@ export const layer = (options: Options) => {
     })
   // One modes service, read by the road (plan mode refuses writes) and set by self.tools.mode.*.
   const modes = Modes.layerMemory
-  const registry = Registry.layer(families).pipe(Layer.provide(Layer.mergeAll(workspace, stores, modes)))
+  const registry = Registry.layer(families).pipe(
+    Layer.provide(Layer.mergeAll(workspace, stores, modes, options.model ?? Layer.empty))
+  )
   const road = Invoke.layer(overridesOf(options)).pipe(
     Layer.provide(Layer.mergeAll(limiterLayers(options), Loop.layerMemory, Sessions.layerMemory(), modes)),
     Layer.provideMerge(Layer.mergeAll(registry, Events.layer, stores))

@@ -2,11 +2,14 @@
  * `@ugent/agentese`: every tool on a path (`world.tools.file.read`), one
  * `invoke` road (policy, trust, rate limits, loops, audit, tracing, result
  * budget, events), and its projections: the `ugent` CLI, the HTTP JSON API,
- * the MCP server and the `effect/ai` Toolkit.
+ * the MCP server and the `effect/ai` Toolkit; and the `Agent` that drives the
+ * road with a model.
  *
  * @since 0.1.0
  */
 
+/** @since 0.2.0 */
+export * as Agent from "./Agent.ts"
 /** @since 0.2.0 */
 export * as Budget from "./Budget.ts"
 /** @since 0.2.0 */
@@ -23,12 +26,16 @@ export * as Invoke from "./Invoke.ts"
 export * as Loop from "./Loop.ts"
 /** @since 0.2.0 */
 export * as Modes from "./self/Modes.ts"
+/** @since 0.2.0 */
+export * as ModelTool from "./ModelTool.ts"
 /** @since 0.1.0 */
 export * as Parse from "./Parse.ts"
 /** @since 0.1.0 */
 export * as Path from "./Path.ts"
 /** @since 0.2.0 */
 export * as Profile from "./Profile.ts"
+/** @since 0.2.0 */
+export * as Prompt from "./Prompt.ts"
 /** @since 0.1.0 */
 export * as Cli from "./projections/Cli.ts"
 /** @since 0.1.0 */

@@ -444,7 +444,7 @@ describe("Invoke", () => {
           yield* Effect.yieldNow
           yield* invoke("world.tools.file.read", { path: "a.txt" })
           yield* invoke("world.tools.file.write", { path: "c.txt", content: "x" })
-          const seen = (yield* Fiber.join(fiber)).map((e) => `${e._tag} ${e.path}`)
+          const seen = (yield* Fiber.join(fiber)).map((e) => `${e._tag} ${"path" in e ? e.path : ""}`)
           assert.deepStrictEqual(seen, [
             "tool.invoked world.tools.file.read",
             "tool.completed world.tools.file.read",

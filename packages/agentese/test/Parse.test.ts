@@ -114,7 +114,90 @@ describe("Parse", () => {
     })
   })
 
+  describe("tool_use blocks", () => {
+    it("reads <name> and <input>, with whitespace and newlines between elements", () => {
+      assert.deepStrictEqual(
+        right(
+          Parse.toolUse('\n  <name> world_tools_file_read </name>\n  <input>\n{"path": "a", "limit": 2}\n</input>\n')
+        ).steps,
+        [{ path: "world.tools.file.read", args: { path: "a", limit: 2 } }]
+      )
+      assert.strictEqual(right(Parse.toolUse("<name>world.tools.git.status</name>")).source, "tool_use")
+      assert.deepStrictEqual(right(Parse.toolUse("<name>world.tools.git.status</name><input> </input>")).steps, [
+        { path: "world.tools.git.status", args: {} }
+      ])
+    })
+
+    it("a pipeline in <name>: the arguments go to the first step", () => {
+      const inv = right(
+        Parse.toolUse('<name>world_tools_file_read >> world.tools.file.edit</name><input>{"path": "a"}</input>')
+      )
+      assert.strictEqual(inv.source, "pipeline")
+      assert.deepStrictEqual(inv.steps, [
+        { path: "world.tools.file.read", args: { path: "a" } },
+        { path: "world.tools.file.edit", args: {} }
+      ])
+    })
+
+    it("keeps the body raw: markup inside a JSON string is an argument, entities are not decoded", () => {
+      const inv = right(
+        Parse.toolUse('<name>world.tools.file.write</name><input>{"content": "<input>&lt;b&gt;</input>"}</input>')
+      )
+      assert.deepStrictEqual(inv.steps[0]!.args, { content: "<input>&lt;b&gt;</input>" })
+    })
+
+    it("errors show a correct block: no name, name not first, another element, not JSON, not an object, not a path", () => {
+      const cases = [
+        "",
+        '<input>{"path": "a"}</input><name>world.tools.file.read</name>',
+        "text <name>world.tools.file.read</name>",
+        "<name>world.tools.file.read</name><parameters>{}</parameters>",
+        "<name>world.tools.file.read</name><input>{}</input> trailing",
+        "<name>world.tools.file.read</name><input>{path: a}</input>",
+        "<name>world.tools.file.read</name><input>[1]</input>",
+        "<name>Read The File</name>"
+      ]
+      for (const c of cases) {
+        const e = left(Parse.toolUse(c))
+        assert.strictEqual(e._tag, "ParseError")
+        assert.include(e.message, "A correct call looks like: <tool_use><name>world_tools_file_read</name>", c)
+      }
+    })
+  })
+
   describe("responses", () => {
+    it("reads <tool_use> blocks beside EXECUTE lines and <tool_call> blocks, in order", () => {
+      const text = [
+        '<tool_use><name>world_tools_search_grep</name><input>{"pattern": "TODO"}</input></tool_use>',
+        "EXECUTE: world.tools.file.read --path=README.md",
+        '<tool_call>{"tool": "world.tools.git.log"}</tool_call>',
+        "<tool_use>",
+        "  <name>world.tools.file.write</name>",
+        '  <input>{"path": "x.md", "content": "a\\nEXECUTE: world.tools.system.bash --command=ls"}</input>',
+        "</tool_use>",
+        "<tool_use><name>world.tools.file.list</name><input>nope</input></tool_use>",
+        '<tool_use><name>world.tools.file.read</name><input>{"path": "a"}'
+      ].join("\n")
+      const r = Parse.response(text)
+      assert.deepStrictEqual(
+        r.invocations.map((i) => [i.source, i.steps[0]!.path]),
+        [
+          ["tool_use", "world.tools.search.grep"],
+          ["execute", "world.tools.file.read"],
+          ["tool_call", "world.tools.git.log"],
+          ["tool_use", "world.tools.file.write"]
+        ]
+      )
+      // The broken block and the unclosed one; the EXECUTE text inside a block's input is not a call.
+      assert.deepStrictEqual(
+        r.errors.map((e) => e.problem),
+        [
+          "the <input> is not JSON (Unexpected token 'o', \"nope\" is not valid JSON)",
+          "the <tool_use> block is not closed"
+        ]
+      )
+    })
+
     it("finds every call in order, and every broken one", () => {
       const text = [
         "I will look first.",

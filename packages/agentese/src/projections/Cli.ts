@@ -1,7 +1,8 @@
 /**
  * The `ugent` command line: the `invoke` road from a shell. `ugent list`,
  * `ugent describe <path>` and `ugent invoke <path | "a >> b">` call the road
- * once; `ugent exec` runs every call in a model's text; `ugent serve` starts
+ * once; `ugent exec` runs every call in a model's text; `ugent agent` runs a
+ * task with the configured model, step by step; `ugent serve` starts
  * the HTTP API (and the MCP endpoint at `/mcp`); `ugent mcp` is an MCP server
  * on stdio.
  *
@@ -23,11 +24,14 @@ import { Sandbox } from "@ugent/tools"
 import { AuditStore } from "@ugent/wrappers"
 import { Cause, Console, Context, Effect, Exit, Fiber, Layer, Logger, Option, Predicate, Runtime, Schema } from "effect"
 import { Argument, CliError, CliOutput, Command, Flag } from "effect/cli"
+import { LanguageModel } from "effect/ai"
+import * as Agent from "../Agent.ts"
 import * as Catalog from "../Catalog.ts"
 import * as Human from "../Human.ts"
 import type * as Invoke from "../Invoke.ts"
 import { Invoker } from "../Invoke.ts"
 import * as Profile from "../Profile.ts"
+import * as Model from "../providers/Model.ts"
 import * as Recipe from "../Recipe.ts"
 import * as Server from "../Server.ts"
 import * as State from "../State.ts"
@@ -77,6 +81,23 @@ export class CallFailed extends Schema.TaggedError<CallFailed>()("CallFailed", {
   override readonly [Runtime.errorReported] = true
   override get message(): string {
     return `The call to ${this.path} failed with ${this.tag}.`
+  }
+}
+
+/**
+ * The model `ugent agent` would use is misconfigured or cannot be reached;
+ * found before the first step and printed as one line. Exit code 2.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class ModelNotReady extends Schema.TaggedError<ModelNotReady>()("ModelNotReady", {
+  problem: Schema.String
+}) {
+  override readonly [Runtime.errorExitCode] = 2
+  override readonly [Runtime.errorReported] = true
+  override get message(): string {
+    return this.problem
   }
 }
 
@@ -618,6 +639,162 @@ const serve = Command.make(
   )
 )
 
+// ---------------------------------------------------------------------------
+// ugent agent
+// ---------------------------------------------------------------------------
+
+const clipped = (s: string, n: number) => {
+  const one = s.replace(/\s+/g, " ").trim()
+  return one.length > n ? `${one.slice(0, n)}…` : one
+}
+
+/** A call's outcome in a few words: the result's summary or start, or the failure. */
+const outcomeLine = (call: Agent.Call): string => {
+  const o = call.outcome
+  if (o === undefined) return "not run"
+  if (!o.ok) return `${o.error._tag}: ${clipped(firstSentence(o.error.message), 160)}`
+  const r = o.result as { readonly overBudget?: unknown; readonly summary?: unknown } | undefined
+  if (r?.overBudget === true && typeof r.summary === "string") return `ok, over budget: ${clipped(r.summary, 160)}`
+  return `ok: ${clipped(JSON.stringify(o.result) ?? "", 160)}`
+}
+
+const printStep = (step: Agent.Step) =>
+  Effect.gen(function* () {
+    if (step.calls.length > 0 && step.text.trim() !== "")
+      yield* Console.error(`ugent: step ${step.index}: ${clipped(step.text, 200)}`)
+    for (const call of step.calls) {
+      yield* Console.error(
+        `ugent: step ${step.index}: ${clipped(Agent.describeCall(call), 160)} → ${outcomeLine(call)}`
+      )
+    }
+  })
+
+/** The whole run as JSON: every step, each call with its input and outcome. */
+const transcriptOf = (result: Agent.Result) => ({
+  ok: result._tag === "Complete",
+  status: result._tag === "Complete" ? "complete" : "incomplete",
+  id: result.id,
+  text: result.text,
+  ...(result._tag === "Incomplete" ? { missing: result.missing, message: result.message } : {}),
+  usage: result.usage,
+  durationMillis: result.durationMillis,
+  steps: result.steps.map((s) => ({
+    index: s.index,
+    text: s.text,
+    finishReason: s.finishReason,
+    usage: s.usage,
+    durationMillis: s.durationMillis,
+    calls: s.calls.map((c) => ({
+      id: c.id,
+      name: c.name,
+      path: c.path ?? null,
+      input: c.input,
+      outcome: c.outcome ?? null
+    }))
+  }))
+})
+
+const agent = Command.make(
+  "agent",
+  {
+    task: Argument.String("task").pipe(Argument.withDescription("The task, in words")),
+    steps: Flag.Int("steps").pipe(
+      Flag.withDescription("The most steps (model responses, each with the calls it asks for); default 10"),
+      Flag.withDefault(Agent.defaults.maxSteps)
+    ),
+    maxTokens: Flag.Int("max-tokens").pipe(
+      Flag.withDescription("The most tokens (input and output, as the model reports them) over the run"),
+      Flag.optional
+    ),
+    calls: Flag.Literals("calls", ["native", "text"]).pipe(
+      Flag.withDescription(
+        "How the model calls tools: native (its API's tool calling, default) or text (EXECUTE: lines, <tool_call> and <tool_use> blocks)"
+      ),
+      Flag.withDefault("native" as const)
+    ),
+    ...common,
+    timeout: Flag.String("timeout").pipe(
+      Flag.withDescription("The whole run's time limit, e.g. 90s, 10min (default 5min)"),
+      Flag.optional
+    ),
+    json
+  },
+  (flags) =>
+    Effect.gen(function* () {
+      if (flags.steps < 0)
+        return yield* new UsageError({ problem: `--steps ${flags.steps} is negative: give 0 or more.` })
+      const timeout = yield* durationFlag(flags.timeout)
+      // --timeout is the run's; each call keeps the profile's own limit (and stops when the run does).
+      const setup = yield* setupOf(
+        { ...flags, timeout: Option.none() },
+        { stores: "sqlite", proofKey: true, profile: "local" }
+      )
+      const notReady = (e: { readonly message: string }) => new ModelNotReady({ problem: e.message })
+      const result = yield* Effect.gen(function* () {
+        // A wrong provider, key, URL or model: one line before the first step.
+        yield* Model.check.pipe(Effect.mapError(notReady))
+        const model = yield* LanguageModel.LanguageModel
+        return yield* onRoad(
+          { ...setup, model: Layer.succeed(LanguageModel.LanguageModel, model) },
+          Agent.run({
+            prompt: flags.task,
+            maxSteps: flags.steps,
+            maxTokens: Option.getOrUndefined(flags.maxTokens),
+            timeout,
+            calls: flags.calls,
+            onStep: flags.json ? undefined : printStep
+          }).pipe(
+            Effect.provideService(LanguageModel.LanguageModel, model),
+            Effect.map((r) => ({ _tag: "Ran" as const, result: r })),
+            Effect.catch((error) => Effect.succeed({ _tag: "ModelFailed" as const, error })),
+            askOnTerminal(true)
+          )
+        )
+      }).pipe(
+        Effect.provide(Model.fromEnv()),
+        Effect.mapError((e) => (e._tag === "ModelConfigError" ? notReady(e) : e))
+      )
+      if (result._tag === "ModelFailed") {
+        const error = { _tag: result.error._tag, message: result.error.message }
+        if (flags.json) yield* printJson({ ok: false, status: "failed", error })
+        else yield* Console.error(`ugent: the model failed: ${result.error.message}`)
+        return yield* new CallFailed({ path: "agent", tag: "AiError" })
+      }
+      const run = result.result
+      if (flags.json) yield* printJson(transcriptOf(run))
+      else if (run._tag === "Complete") yield* Console.log(run.text)
+      else {
+        if (run.text.trim() !== "") yield* Console.log(run.text)
+        yield* Console.error(`ugent: ${run.message}`)
+      }
+      if (run._tag === "Incomplete") return yield* new CallFailed({ path: "agent", tag: "Incomplete" })
+    }).pipe(
+      Effect.catchTag("UsageError", usage(flags.json)),
+      Effect.catchTag("ModelNotReady", (error) =>
+        Effect.andThen(
+          flags.json
+            ? printJson({ ok: false, error: { _tag: error._tag, message: error.message }, kind: "model" })
+            : Console.error(`ugent: ${error.message}`),
+          Effect.fail(error)
+        )
+      )
+    )
+).pipe(
+  Command.withDescription(
+    "Run one task with the model UGENT_MODEL names, to completion or budget: each step's calls go through the road; --json prints the transcript"
+  ),
+  Command.withExamples([
+    {
+      command: `UGENT_MODEL=anthropic:claude-sonnet-4-5 ugent agent "What changed since the last release?"`,
+      description: "Read-only (L0): the model may read, search and inspect git"
+    },
+    {
+      command: `ugent agent "Fix the typo in README.md" --trust L1 --steps 6 --timeout 2min --json`,
+      description: "Allowed to write with a read proof; the whole transcript as JSON"
+    }
+  ])
+)
+
 const sinceFlag = (value: string): Effect.Effect<number | undefined, UsageError> => {
   if (value === "all") return Effect.succeed(undefined)
   const m = /^(\d+)\s*(m|min|h|d)$/.exec(value.trim())
@@ -688,7 +865,7 @@ export const command = Command.make("ugent").pipe(
   Command.withDescription(
     "Every tool on a path (world.tools.file.read), through one road: policy, trust, rate limits, audit, events"
   ),
-  Command.withSubcommands([list, describe, invoke, exec, serve, mcp, stats])
+  Command.withSubcommands([list, describe, invoke, exec, agent, serve, mcp, stats])
 )
 
 /** Invalid invocations go to stderr, so stdout keeps only results. */
@@ -727,7 +904,9 @@ const presenter = CliOutput.layerPresenter({
  * @category running
  * @since 0.1.0
  */
-export const run = (argv: ReadonlyArray<string>): Effect.Effect<void, UsageError | CallFailed, Command.Environment> =>
+export const run = (
+  argv: ReadonlyArray<string>
+): Effect.Effect<void, UsageError | CallFailed | ModelNotReady, Command.Environment> =>
   Command.runWith(command, { version })(argv).pipe(
     Effect.catchIf(CliError.isCliError, (error) => {
       const problem =

@@ -17,3 +17,5 @@ export * as OpenAiResponses from "./OpenAiResponses.ts"
 export * as Anthropic from "./Anthropic.ts"
 /** @since 0.2.0 */
 export * as Model from "./Model.ts"
+/** @since 0.2.0 */
+export * as Scripted from "./Scripted.ts"

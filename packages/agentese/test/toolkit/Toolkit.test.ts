@@ -224,7 +224,7 @@ describe("Toolkit", () => {
         })
         const events = yield* program.pipe(Effect.provide(Layer.merge(server(root, 1), model)))
         assert.deepStrictEqual(
-          events.map((e) => [e._tag, e.path, e.observerId]),
+          events.map((e) => [e._tag, "path" in e ? e.path : undefined, e.observerId]),
           [
             ["tool.invoked", "world.tools.file.read", "toolkit-test"],
             ["tool.completed", "world.tools.file.read", "toolkit-test"]

@@ -1,0 +1,723 @@
+/**
+ * An `Agent` runs one task to completion or to a budget: the model proposes
+ * calls, the road runs them, the results go back to the model, and so on
+ * until the model answers without a call or a budget runs out. The tools
+ * offered are exactly the caller's offers (`Invoker.list`); every call, a
+ * refused one included, goes through `Invoker.invoke` with a session of its
+ * own, so trust, the recipe, approvals, rate limits, loop detection, audit,
+ * traces and the result budget apply as on every projection, and the read
+ * proofs one step was shown are supplied to the writes of the next.
+ *
+ * Budgets: steps (a step is one model response and the calls it asks for;
+ * default 10), calls per response (the recipe's `maxCallsPerResponse`, else
+ * 10: the calls beyond are not run and the model is told so), tokens (the
+ * model's reported usage, input and output, over the run) and wall time
+ * (default 5 minutes). When one runs out the result is {@link Incomplete}:
+ * which budget, and what the model last asked for. A model's malformed call
+ * (an unknown tool, arguments that are not a JSON object or do not decode)
+ * comes back to it as a failed call whose message says how to correct it.
+ * Each step is published on the road's `Events` as `agent.step`, the end as
+ * `agent.done`.
+ *
+ * @since 0.2.0
+ */
+import { randomUUID } from "node:crypto"
+import { Observer, ToolError } from "@ugent/core"
+import { Clock, Duration, Effect, Option, Schema } from "effect"
+import {
+  type AiError,
+  Prompt as AiPrompt,
+  type Tool as AiTool,
+  type Toolkit as AiToolkit,
+  LanguageModel,
+  type Response
+} from "effect/ai"
+import * as Catalog from "./Catalog.ts"
+import * as Events from "./Events.ts"
+import { type FailureOutcome, Invoker, type Offer, type Outcome, TooManyCalls } from "./Invoke.ts"
+import * as Parse from "./Parse.ts"
+import { toAiTool } from "./projections/Toolkit.ts"
+import * as SystemPrompt from "./Prompt.ts"
+import * as Recipe from "./Recipe.ts"
+
+// ---------------------------------------------------------------------------
+// Errors a model's call can meet before the road
+// ---------------------------------------------------------------------------
+
+/**
+ * The model called a tool by a name that is no path.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class UnknownTool extends Schema.TaggedError<UnknownTool>()("UnknownTool", {
+  name: Schema.String,
+  offered: Schema.Array(Schema.String)
+}) {
+  static readonly kind: ToolError.Kind = "not_found"
+  override get message(): string {
+    return `There is no tool named ${JSON.stringify(this.name)}. Call one of the tools offered to you, by the name in your tool list${this.offered.length > 0 ? `, such as ${this.offered.join(", ")}` : ""}.`
+  }
+}
+
+/**
+ * The model's arguments are not a JSON object.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class MalformedArguments extends Schema.TaggedError<MalformedArguments>()("MalformedArguments", {
+  name: Schema.String,
+  received: Schema.String,
+  example: Schema.String
+}) {
+  static readonly kind: ToolError.Kind = "invalid_input"
+  override get message(): string {
+    return `The arguments of ${this.name} are not a JSON object (received ${this.received}). Call ${this.name} again with its arguments as one JSON object, such as ${this.example}.`
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Models
+// ---------------------------------------------------------------------------
+
+/**
+ * How the model calls tools: through its API's tool calling (`native`, the
+ * default), or by writing `EXECUTE:` lines, `<tool_call>` or `<tool_use>`
+ * blocks in its text (`text`, for a model without tool calling; the system
+ * prompt then shows the formats).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type CallMode = "native" | "text"
+
+/**
+ * How a run is set up. Only `prompt` is required.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Options {
+  /** The task: a string, or a prompt (`effect/ai`'s `Prompt`) to continue. */
+  readonly prompt: AiPrompt.RawInput
+  /** The system prompt (default: `Prompt.system` of the caller's offers); `false` for none. */
+  readonly system?: string | false | undefined
+  /** The most steps (model responses); default 10. Zero steps return the prompt untouched. */
+  readonly maxSteps?: number | undefined
+  /** The most calls one response may make; default the recipe's `maxCallsPerResponse`, else 10. */
+  readonly maxCallsPerResponse?: number | undefined
+  /** The most tokens (input and output, as the model reports them) over the run; default no limit. */
+  readonly maxTokens?: number | undefined
+  /** The wall time of the whole run; default 5 minutes. */
+  readonly timeout?: Duration.Input | undefined
+  /** How the model calls tools (default `native`). */
+  readonly calls?: CallMode | undefined
+  /** Called after each step, before the next (to print progress). */
+  readonly onStep?: ((step: Step) => Effect.Effect<void>) | undefined
+}
+
+/**
+ * A call the model asked for, and how it came out (no outcome: a budget ran
+ * out before it ran).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Call {
+  /** The model's id of the call. */
+  readonly id: string
+  /** The name the model used (a text call: its path, or its pipeline). */
+  readonly name: string
+  /** The path it names, if it names one. */
+  readonly path: string | undefined
+  /** The arguments as the model sent them. */
+  readonly input: unknown
+  readonly outcome: Outcome | undefined
+}
+
+/**
+ * Tokens used, as the model reported them.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Usage {
+  readonly inputTokens: number
+  readonly outputTokens: number
+}
+
+/**
+ * One step: a model response and the calls it asked for.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Step {
+  /** From 1. */
+  readonly index: number
+  readonly text: string
+  readonly calls: ReadonlyArray<Call>
+  readonly usage: Usage
+  readonly finishReason: Response.FinishReason
+  readonly durationMillis: number
+}
+
+/**
+ * A budget of a run.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type Budget = "steps" | "tokens" | "time"
+
+/**
+ * The budget that ran out: its limit and what was used (steps, tokens, or
+ * milliseconds).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Missing {
+  readonly budget: Budget
+  readonly limit: number
+  readonly used: number
+}
+
+interface Base {
+  /** The run's id, also its session and the `id` of its events. */
+  readonly id: string
+  readonly steps: ReadonlyArray<Step>
+  /** The conversation: the task, then each response and its results (no system prompt). */
+  readonly prompt: AiPrompt.Prompt
+  readonly usage: Usage
+  readonly durationMillis: number
+}
+
+/**
+ * The model answered without asking for a call.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Complete extends Base {
+  readonly _tag: "Complete"
+  /** The answer. */
+  readonly text: string
+}
+
+/**
+ * A budget ran out before the model answered.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Incomplete extends Base {
+  readonly _tag: "Incomplete"
+  /** The model's last text, if any. */
+  readonly text: string
+  readonly missing: Missing
+  /** The calls of the last response (run, or not run when the budget ran out first). */
+  readonly lastAsked: ReadonlyArray<Call>
+  /** What is missing, in a sentence. */
+  readonly message: string
+}
+
+/**
+ * How a run ended.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type Result = Complete | Incomplete
+
+/**
+ * What a run needs: the model, the road and its caller, the events.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type Services = LanguageModel.LanguageModel | Invoker | Observer.Observer | Recipe.CurrentRecipe | Events.Events
+
+/**
+ * The defaults of a run.
+ *
+ * @category constants
+ * @since 0.2.0
+ */
+export const defaults = {
+  maxSteps: 10,
+  maxCallsPerResponse: 10,
+  timeout: Duration.minutes(5)
+} as const
+
+// ---------------------------------------------------------------------------
+// Telling
+// ---------------------------------------------------------------------------
+
+const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s)
+
+/**
+ * A call in a line: `world.tools.file.read {"path":"README.md"}`.
+ *
+ * @category telling
+ * @since 0.2.0
+ */
+export const describeCall = (call: Pick<Call, "name" | "path" | "input">): string => {
+  const input = typeof call.input === "string" ? call.input : (JSON.stringify(call.input) ?? "")
+  return `${call.path ?? call.name} ${clip(input, 120)}`
+}
+
+const budgetText = (missing: Missing): string => {
+  switch (missing.budget) {
+    case "steps":
+      return `the budget of ${missing.limit} step${missing.limit === 1 ? "" : "s"} ran out`
+    case "tokens":
+      return `the budget of ${missing.limit} tokens ran out (${missing.used} used)`
+    case "time":
+      return `the time budget of ${Duration.format(Duration.millis(missing.limit))} ran out`
+  }
+}
+
+/**
+ * What is missing from an incomplete run, in a sentence: the budget, and what
+ * the model last asked for.
+ *
+ * **Example** (An incomplete run's message)
+ * ```ts
+ * import { Agent } from "@ugent/agentese"
+ * const text = Agent.incompleteMessage({ budget: "steps", limit: 2, used: 2 }, [
+ *   { id: "c1", name: "world_tools_file_read", path: "world.tools.file.read", input: { path: "DEVLOG.md" }, outcome: undefined }
+ * ])
+ * console.log(text)
+ * // => Incomplete: the budget of 2 steps ran out before the model answered. It last asked for world.tools.file.read {"path":"DEVLOG.md"} (not run).
+ * ```
+ *
+ * @category telling
+ * @since 0.2.0
+ */
+export const incompleteMessage = (missing: Missing, lastAsked: ReadonlyArray<Call>): string => {
+  const asked =
+    lastAsked.length === 0
+      ? ""
+      : ` It last asked for ${lastAsked
+          .map(
+            (c) =>
+              `${describeCall(c)}${c.outcome === undefined ? " (not run)" : c.outcome.ok ? "" : ` (${c.outcome.error._tag})`}`
+          )
+          .join("; ")}.`
+  return `Incomplete: ${budgetText(missing)} before the model answered.${asked}`
+}
+
+// ---------------------------------------------------------------------------
+// Calls
+// ---------------------------------------------------------------------------
+
+const failure = (path: string, error: unknown): FailureOutcome => ({
+  ok: false,
+  error: ToolError.toJson(error),
+  kind: ToolError.kindOf(error),
+  path,
+  callId: ""
+})
+
+const tokensOf = (name: string) =>
+  new Set(
+    name
+      .toLowerCase()
+      .split(/[._\s-]+/)
+      .filter((t) => t.length > 0)
+  )
+
+/** The offered names nearest a wrong one (by shared words), else the first few. */
+const nearest = (name: string, names: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const wanted = tokensOf(name)
+  const scored = names
+    .map((n) => [n, [...tokensOf(n)].filter((t) => wanted.has(t)).length] as const)
+    .filter(([, score]) => score > 0)
+    .sort((a, b) => b[1] - a[1])
+  return (scored.length > 0 ? scored.map(([n]) => n) : names).slice(0, 6)
+}
+
+/** A model's arguments in a message: the raw text or its JSON, cut short. */
+const shown = (params: unknown): string =>
+  clip(typeof params === "string" ? params : (JSON.stringify(params) ?? "undefined"), 100)
+
+// ---------------------------------------------------------------------------
+// The loop
+// ---------------------------------------------------------------------------
+
+interface Requested {
+  readonly id: string
+  readonly name: string
+  readonly params: unknown
+  /** A text call, already parsed. */
+  readonly steps?: ReadonlyArray<Parse.Step> | undefined
+  /** A text block that did not parse. */
+  readonly parseError?: Parse.ParseError | undefined
+}
+
+/** What the loop reads of a response. */
+interface Generated {
+  readonly text: string
+  readonly content: ReadonlyArray<Response.AnyPart>
+  readonly usage: Response.Usage
+  readonly finishReason: Response.FinishReason
+}
+
+const usageOf = (response: Generated): Usage => {
+  const usage = response.usage
+  return { inputTokens: usage.inputTokens.total ?? 0, outputTokens: usage.outputTokens.total ?? 0 }
+}
+
+const resultsMessage = (calls: ReadonlyArray<Call>): AiPrompt.Message =>
+  AiPrompt.makeMessage("user", {
+    content: [
+      AiPrompt.makePart("text", {
+        text: [
+          ...calls.map((c) => {
+            const ok = c.outcome?.ok === true
+            const body = c.outcome === undefined ? null : c.outcome.ok ? c.outcome.result : c.outcome.error
+            return `<tool_result name="${c.name}" ok="${ok}">\n${JSON.stringify(body)}\n</tool_result>`
+          }),
+          "Continue with the next calls, or answer without a call when you are done."
+        ].join("\n")
+      })
+    ]
+  })
+
+const toolMessage = (calls: ReadonlyArray<Call>): AiPrompt.Message =>
+  AiPrompt.makeMessage("tool", {
+    content: calls.map((c) =>
+      AiPrompt.makePart("tool-result", {
+        id: c.id,
+        name: c.name,
+        isFailure: c.outcome?.ok !== true,
+        result: c.outcome === undefined ? null : c.outcome.ok ? c.outcome.result : c.outcome.error,
+        providerExecuted: false
+      })
+    )
+  })
+
+/**
+ * Runs a task to completion or to a budget. The caller, its recipe and the
+ * road come from the context (`Server.layer`); the model is the
+ * `LanguageModel` in context. The run fails only when the model cannot
+ * answer (an `AiError` after the provider's retries); a refused or failed
+ * call is a result the model reads.
+ *
+ * **Example** (A scripted model reads a file, then answers)
+ * ```ts
+ * import { Agent, Server } from "@ugent/agentese"
+ * import { Scripted } from "@ugent/agentese/providers"
+ * import { Effect, Layer } from "effect"
+ * import { mkdtempSync, writeFileSync } from "node:fs"
+ * import { tmpdir } from "node:os"
+ * import { join } from "node:path"
+ * const root = mkdtempSync(join(tmpdir(), "ugent-"))
+ * writeFileSync(join(root, "notes.md"), "tea\n")
+ * const model = Scripted.replay([
+ *   Scripted.calls([{ name: "world_tools_file_read", params: { path: "notes.md" } }]),
+ *   Scripted.text("The notes say: tea.")
+ * ])
+ * const result = await Effect.runPromise(
+ *   Agent.run({ prompt: "What do the notes say?" }).pipe(Effect.provide(Layer.merge(model, Server.layer({ root, stores: "memory" }))))
+ * )
+ * console.log(result._tag, result.text, result.steps.map((s) => s.calls.map(Agent.describeCall)))
+ * // => Complete The notes say: tea. [ [ 'world.tools.file.read {"path":"notes.md"}' ], [] ]
+ * ```
+ *
+ * @category running
+ * @since 0.2.0
+ */
+export const run = (options: Options): Effect.Effect<Result, AiError.AiError, Services> =>
+  Effect.gen(function* () {
+    const prompt = AiPrompt.make(options.prompt)
+    const maxSteps = Math.max(0, options.maxSteps ?? defaults.maxSteps)
+    const timeoutMillis = Duration.toMillis(Duration.fromInputUnsafe(options.timeout ?? defaults.timeout))
+    const mode = options.calls ?? "native"
+    const road = yield* Invoker
+    const recipe = yield* Recipe.CurrentRecipe
+    const observer = yield* Observer.Observer
+    const events = yield* Events.Events
+    const started = yield* Clock.currentTimeMillis
+    const id = `agent-${randomUUID()}`
+    const maxCalls = options.maxCallsPerResponse ?? recipe.maxCallsPerResponse ?? defaults.maxCallsPerResponse
+
+    // What the run has done so far: kept outside the timed part, so a timeout still tells it.
+    const steps: Array<Step> = []
+    let conversation = prompt
+    let usage: Usage = { inputTokens: 0, outputTokens: 0 }
+    let pending: ReadonlyArray<Call> = []
+    let lastText = ""
+
+    const finish = (result: Result) =>
+      Effect.gen(function* () {
+        yield* road.endSession(id)
+        yield* events.publish({
+          _tag: "agent.done",
+          id,
+          observerId: observer.id,
+          at: started + result.durationMillis,
+          status: result._tag === "Complete" ? "complete" : "incomplete",
+          ...(result._tag === "Incomplete" ? { missing: result.missing.budget } : {}),
+          steps: result.steps.length,
+          calls: result.steps.reduce((n, s) => n + s.calls.length, 0),
+          inputTokens: result.usage.inputTokens,
+          outputTokens: result.usage.outputTokens,
+          durationMillis: result.durationMillis,
+          message: result._tag === "Complete" ? clip(result.text, 2000) : result.message
+        })
+        return result
+      })
+
+    const incomplete = (missing: Missing, lastAsked: ReadonlyArray<Call>) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        finish({
+          _tag: "Incomplete",
+          id,
+          steps,
+          prompt: conversation,
+          usage,
+          durationMillis: now - started,
+          text: lastText,
+          missing,
+          lastAsked,
+          message: incompleteMessage(missing, lastAsked)
+        })
+      )
+
+    // A loop with no steps is the identity on the prompt: nothing is asked, nothing runs.
+    if (maxSteps === 0) return yield* incomplete({ budget: "steps", limit: 0, used: 0 }, [])
+
+    const offers = yield* road.list
+    const offeredNames = offers.map((o) => Catalog.toolName(o.path))
+    const aiTools: Record<string, AiTool.Any> = {}
+    for (const offer of offers) {
+      const tool = toAiTool(offer)
+      if (Option.isSome(tool)) aiTools[tool.value.name] = tool.value
+    }
+    // The agent runs each call itself (budgets first, then the road), so the toolkit only describes them.
+    const toolkit: AiToolkit.WithHandler<Record<string, AiTool.Any>> = {
+      tools: aiTools,
+      handle: () => Effect.die(new Error("Agent: tool calls are run by the agent, not by the toolkit"))
+    }
+    const system =
+      options.system === false
+        ? undefined
+        : (options.system ??
+          SystemPrompt.system({
+            offers,
+            budgetTokens: (yield* road.settings).budgetTokens,
+            maxCallsPerResponse: maxCalls,
+            formats: mode === "text"
+          }))
+    const systemPrompt =
+      system === undefined
+        ? AiPrompt.empty
+        : AiPrompt.fromMessages([AiPrompt.makeMessage("system", { content: system })])
+
+    const generate = (
+      request: AiPrompt.Prompt
+    ): Effect.Effect<Generated, AiError.AiError, LanguageModel.LanguageModel> =>
+      mode === "native"
+        ? // The toolkit's handlers are never run (resolution is off), so the services they would need are not needed.
+          (LanguageModel.generateText({
+            prompt: request,
+            toolkit,
+            disableToolCallResolution: true,
+            toolCallValidation: "deferred"
+          }) as Effect.Effect<Generated, AiError.AiError, LanguageModel.LanguageModel>)
+        : LanguageModel.generateText({ prompt: request })
+
+    /** One call through the road, or the reason it could not be made. */
+    const runCall = (requested: Requested): Effect.Effect<Call, never, Observer.Observer | Recipe.CurrentRecipe> =>
+      Effect.gen(function* () {
+        const { id: callId, name, params } = requested
+        const call = (path: string | undefined, outcome: Outcome): Call => ({
+          id: callId,
+          name,
+          path,
+          input: params,
+          outcome
+        })
+        if (requested.parseError !== undefined) return call(undefined, failure("", requested.parseError))
+        if (requested.steps !== undefined) {
+          const path = requested.steps.map((s) => s.path).join(" >> ")
+          return call(path, yield* road.invoke({ steps: requested.steps, input: {}, session: id }))
+        }
+        const path = Catalog.pathOf(name)
+        // A name that is no registered path is told with the name the model wrote; a registered path the caller
+        // is not offered still goes to the road, which refuses it and records the refusal.
+        if (Option.isNone(path) || road.registry.get(path.value) === undefined) {
+          return call(undefined, failure("", new UnknownTool({ name, offered: nearest(name, offeredNames) })))
+        }
+        const offer: Offer | undefined = offers.find((o) => o.path === path.value)
+        if (!Catalog.isRecord(params)) {
+          const example = offer === undefined ? "{}" : SystemPrompt.exampleInput(offer)
+          return call(
+            path.value,
+            failure(path.value, new MalformedArguments({ name, received: shown(params), example }))
+          )
+        }
+        const input = offer === undefined ? params : Catalog.inputShape(offer.input).unwrap(params)
+        return call(path.value, yield* road.invoke({ path: path.value, input, session: id }))
+      })
+
+    const loop: Effect.Effect<
+      Result,
+      AiError.AiError,
+      LanguageModel.LanguageModel | Observer.Observer | Recipe.CurrentRecipe
+    > = Effect.gen(function* () {
+      for (let index = 1; index <= maxSteps; index++) {
+        const stepStarted = yield* Clock.currentTimeMillis
+        const request = AiPrompt.concat(systemPrompt, conversation)
+        const response = yield* generate(request)
+        const stepUsage = usageOf(response)
+        usage = {
+          inputTokens: usage.inputTokens + stepUsage.inputTokens,
+          outputTokens: usage.outputTokens + stepUsage.outputTokens
+        }
+        lastText = response.text
+        conversation = AiPrompt.concat(conversation, AiPrompt.fromResponseParts(response.content))
+
+        let requested: Array<Requested> = []
+        if (mode === "native") {
+          for (const part of response.content) {
+            if (part.type === "tool-call" && part.providerExecuted !== true) {
+              requested.push({ id: part.id, name: part.name, params: part.params })
+            }
+          }
+        } else {
+          const parsed = Parse.response(response.text)
+          const found = [
+            ...parsed.invocations.map((inv) => ({ at: response.text.indexOf(inv.text), inv, error: undefined })),
+            ...parsed.errors.map((error) => ({ at: response.text.indexOf(error.text), inv: undefined, error }))
+          ].sort((a, b) => a.at - b.at)
+          requested = found.map((f, i) =>
+            f.inv !== undefined
+              ? {
+                  id: `text_${index}_${i}`,
+                  name: f.inv.steps.map((s) => s.path).join(" >> "),
+                  params: f.inv.steps[0]?.args ?? {},
+                  steps: f.inv.steps
+                }
+              : { id: `text_${index}_${i}`, name: "(unparsed)", params: f.error!.text, parseError: f.error }
+          )
+        }
+
+        const record = (calls: ReadonlyArray<Call>) =>
+          Effect.gen(function* () {
+            const now = yield* Clock.currentTimeMillis
+            const step: Step = {
+              index,
+              text: response.text,
+              calls,
+              usage: stepUsage,
+              finishReason: response.finishReason,
+              durationMillis: now - stepStarted
+            }
+            steps.push(step)
+            yield* events.publish({
+              _tag: "agent.step",
+              id,
+              observerId: observer.id,
+              at: now,
+              step: index,
+              text: clip(response.text, 2000),
+              calls: calls.map((c) => ({
+                name: c.name,
+                ...(c.path === undefined ? {} : { path: c.path }),
+                ...(c.outcome === undefined || c.outcome.callId === "" ? {} : { callId: c.outcome.callId }),
+                status: c.outcome === undefined ? "not_run" : c.outcome.ok ? "ok" : "failed",
+                ...(c.outcome !== undefined && !c.outcome.ok ? { kind: c.outcome.kind } : {})
+              })),
+              inputTokens: stepUsage.inputTokens,
+              outputTokens: stepUsage.outputTokens,
+              durationMillis: now - stepStarted
+            })
+            if (options.onStep !== undefined) yield* options.onStep(step)
+          })
+
+        // The model answered: done, whatever the budgets.
+        if (requested.length === 0) {
+          yield* record([])
+          const now = yield* Clock.currentTimeMillis
+          return yield* finish({
+            _tag: "Complete",
+            id,
+            steps,
+            prompt: conversation,
+            usage,
+            durationMillis: now - started,
+            text: response.text
+          })
+        }
+
+        const notRun: ReadonlyArray<Call> = requested.map((r) => ({
+          id: r.id,
+          name: r.name,
+          path:
+            r.steps !== undefined
+              ? r.steps.map((s) => s.path).join(" >> ")
+              : Option.getOrUndefined(Catalog.pathOf(r.name)),
+          input: r.params,
+          outcome: undefined
+        }))
+        const used = usage.inputTokens + usage.outputTokens
+        if (options.maxTokens !== undefined && used > options.maxTokens) {
+          yield* record(notRun)
+          return yield* incomplete({ budget: "tokens", limit: options.maxTokens, used }, notRun)
+        }
+
+        pending = notRun
+        const calls: Array<Call> = []
+        for (const [i, r] of requested.entries()) {
+          if (i >= maxCalls) {
+            const path = notRun[i]!.path ?? ""
+            calls.push({
+              ...notRun[i]!,
+              outcome: failure(path, new TooManyCalls({ path: path || r.name, max: maxCalls }))
+            })
+          } else {
+            calls.push(yield* runCall(r))
+          }
+          pending = [...calls, ...notRun.slice(i + 1)]
+        }
+        pending = []
+        conversation = AiPrompt.concat(
+          conversation,
+          AiPrompt.fromMessages([mode === "native" ? toolMessage(calls) : resultsMessage(calls)])
+        )
+        yield* record(calls)
+      }
+      return yield* incomplete({ budget: "steps", limit: maxSteps, used: maxSteps }, steps.at(-1)?.calls ?? [])
+    })
+
+    const failed = (error: AiError.AiError) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.andThen(
+          road.endSession(id),
+          events.publish({
+            _tag: "agent.done",
+            id,
+            observerId: observer.id,
+            at: now,
+            status: "failed",
+            steps: steps.length,
+            calls: steps.reduce((n, s) => n + s.calls.length, 0),
+            inputTokens: usage.inputTokens,
+            outputTokens: usage.outputTokens,
+            durationMillis: now - started,
+            message: error.message
+          })
+        )
+      )
+
+    const timed = yield* loop.pipe(Effect.tapError(failed), Effect.timeoutOption(timeoutMillis))
+    if (Option.isSome(timed)) return timed.value
+    const now = yield* Clock.currentTimeMillis
+    // The calls cut short, else the last step's.
+    const lastAsked = pending.length > 0 ? pending : (steps.at(-1)?.calls ?? [])
+    return yield* incomplete({ budget: "time", limit: timeoutMillis, used: now - started }, lastAsked)
+  })
