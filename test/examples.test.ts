@@ -29,4 +29,41 @@ describe("examples", () => {
     expect(stdout).toMatch(/read \.env: refused Forbidden/)
     expect(stdout).toMatch(/a model's reply made 2 calls: world\.tools\.file\.list ok; world\.tools\.file\.glob ok/)
   })
+
+  describe("adapters: each ecosystem's loop over the served paths, driven by its own mock model", () => {
+    const run = async (name: string) =>
+      (await promisify(execFile)(process.execPath, [join(root, `examples/adapters/${name}.ts`)], { cwd: root })).stdout
+
+    it("Vercel AI SDK: MockLanguageModelV4, the person's approval of an edit, the session's proof", async () => {
+      const stdout = await run("vercel")
+      expect(stdout).toMatch(/world_tools_file_read: json .*"content":"1\\ttea"/)
+      expect(stdout).toContain("approval asked: world_tools_file_edit")
+      expect(stdout).toMatch(/world_tools_file_edit: json .*"diff"/)
+      expect(stdout).toContain("model: notes.md lists tea and coffee.")
+      expect(stdout).toContain('notes.md: "tea\\ncoffee\\n"')
+    })
+
+    it("LangChain.js: FakeStreamingChatModel with tool calls, ToolMessages, a path not offered", async () => {
+      const stdout = await run("langchain")
+      expect(stdout).toMatch(/world_tools_file_read: success /)
+      expect(stdout).toMatch(/world_tools_file_edit: success /)
+      expect(stdout).toContain("web fetch offered: false")
+      expect(stdout).toContain('notes.md: "tea\\ncoffee\\n"')
+    })
+
+    it("raw OpenAI: the openai client against a replay server, strict tools", async () => {
+      const stdout = await run("openai")
+      expect(stdout).toMatch(/world_tools_file_edit: \{"path":"notes.md","diff"/)
+      expect(stdout).toMatch(/strict tools offered: [1-9]/)
+      expect(stdout).toContain("model: notes.md lists tea and coffee.")
+      expect(stdout).toContain('notes.md: "tea\\ncoffee\\n"')
+    })
+
+    it("raw Anthropic: the @anthropic-ai/sdk client against a replay server, a TrustDenied the model reads", async () => {
+      const stdout = await run("anthropic")
+      expect(stdout).toMatch(/refused: \{"_tag":"TrustDenied"/)
+      expect(stdout).toContain("model: notes.md lists tea and coffee.")
+      expect(stdout).toContain('notes.md: "tea\\ncoffee\\n"')
+    })
+  })
 })
