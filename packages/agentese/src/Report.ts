@@ -181,9 +181,11 @@ export const protocol = `Project Resurrection: a status report of a dormant proj
  *   Report.make({ root }).pipe(Effect.provide(Server.layer({ root, stores: "memory" })))
  * )
  * console.log(report.project, report.facts?.git.available, report.attribution.toolCalls.length)
- * // => demo false 5
+ * // => demo false 6
  * console.log(report.currentState.summary)
- * // => `demo`: a node project, 1 file in 1 top-level entry. Git facts are unavailable (world.tools.git.status failed: . is not a git repository (no .git directory or file here)).
+ * // => `demo`: a node project, 1 file in 1 top-level entry. Git facts are unavailable: No git repository at .: there is no .git there.
+ * console.log(report.nextSteps.points[0])
+ * // => Add a first test: no test files were found
  * ```
  *
  * @category authors
@@ -208,6 +210,27 @@ export const deterministic: Author = (job) =>
  * Makes a report through the road in context: a new session, the author
  * (the {@link deterministic} one by default), and the whole duration.
  *
+ * **Example** (Another author in the same format)
+ * ```ts
+ * import { Report, Server } from "@ugent/agentese"
+ * import { Effect } from "effect"
+ * import { mkdtempSync } from "node:fs"
+ * import { tmpdir } from "node:os"
+ * import { join } from "node:path"
+ * const root = mkdtempSync(join(tmpdir(), "ugent-"))
+ * // An author that keeps the facts and rewrites the next steps (a model's author returns the same format).
+ * const cautious: Report.Author = (job) =>
+ *   Effect.map(Report.deterministic(job), (report) => ({
+ *     ...report,
+ *     nextSteps: { summary: "Ask before acting.", points: ["Ask the maintainer where to start"] }
+ *   }))
+ * const report = await Effect.runPromise(
+ *   Report.make({ root, author: cautious }).pipe(Effect.provide(Server.layer({ root, stores: "memory" })))
+ * )
+ * console.log(report.nextSteps.points, report.lastActiveArea.summary)
+ * // => [ 'Ask the maintainer where to start' ] Nothing: the folder is empty.
+ * ```
+ *
  * @category running
  * @since 0.2.0
  */
@@ -227,6 +250,24 @@ export const make = <E = never, R = never>(options: {
  * The report as Markdown: YAML front matter with the attribution (the same
  * fields as the JSON form; every value is JSON, which YAML reads as is),
  * then the sections.
+ *
+ * **Example** (The front matter lists every call with its id)
+ * ```ts
+ * import { Report, Server } from "@ugent/agentese"
+ * import { Effect } from "effect"
+ * import { mkdtempSync } from "node:fs"
+ * import { tmpdir } from "node:os"
+ * import { join } from "node:path"
+ * const root = mkdtempSync(join(tmpdir(), "ugent-"))
+ * const report = await Effect.runPromise(
+ *   Report.make({ root }).pipe(Effect.provide(Server.layer({ root, stores: "memory" })))
+ * )
+ * const lines = Report.markdown(report).split("\n")
+ * console.log(lines.filter((l) => l.startsWith("    - ")).map((l) => JSON.parse(l.slice(6)).path))
+ * // => [ 'world.tools.file.list', 'world.tools.git.status' ]
+ * console.log(lines.filter((l) => l.startsWith("## ")))
+ * // => [ '## Last active area', '## Current state', '## Suggested next steps', '## Based on' ]
+ * ```
  *
  * @category rendering
  * @since 0.2.0
@@ -335,6 +376,24 @@ export class RoadUnavailable extends Schema.TaggedError<RoadUnavailable>()("Road
  * Makes a report of a folder on a road of its own (the audit records go to
  * `<root>/.ugent/ugent.db` unless `server.stores` says otherwise), and saves
  * it. The caller is `report` at L0.
+ *
+ * **Example** (A report saved under .ugent/reports)
+ * ```ts
+ * import { Report } from "@ugent/agentese"
+ * import { Effect } from "effect"
+ * import { mkdtempSync, readdirSync, writeFileSync } from "node:fs"
+ * import { tmpdir } from "node:os"
+ * import { join } from "node:path"
+ * const root = mkdtempSync(join(tmpdir(), "ugent-"))
+ * writeFileSync(join(root, "go.mod"), "module example.com/hello\n\ngo 1.22\n")
+ * const { report, saved } = await Effect.runPromise(Report.run({ root }))
+ * console.log(report.project, report.facts?.structure.projectTypes)
+ * // => example.com/hello [ { type: 'go', file: 'go.mod' } ]
+ * console.log(readdirSync(join(root, ".ugent", "reports")).filter((f) => f.startsWith("latest")))
+ * // => [ 'latest.json', 'latest.md' ]
+ * console.log(saved?.markdown.endsWith(".md"))
+ * // => true
+ * ```
  *
  * @category running
  * @since 0.2.0

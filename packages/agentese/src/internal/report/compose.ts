@@ -286,12 +286,14 @@ const nextSteps = (facts: Facts, nowMillis: number): Section => {
   return { summary, points: steps }
 }
 
+const linesRead = (lines: { readonly from: number; readonly to: number } | undefined) =>
+  lines === undefined ? "" : lines.from === lines.to ? ` (line ${lines.from})` : ` (lines ${lines.from}–${lines.to})`
+
 const basedOn = (gathered: Gathered, session: string): Section => {
   const calls = gathered.toolCalls
   const failed = calls.filter((c) => !c.ok)
   const reads = gathered.filesRead.map(
-    (f) =>
-      `${code(f.path)}${f.lines !== undefined ? ` (lines ${f.lines.from}–${f.lines.to})` : ""} via ${f.via.replace(/^world\.tools\./, "")}`
+    (f) => `${code(f.path)}${linesRead(f.lines)} via ${f.via.replace(/^world\.tools\./, "")}`
   )
   const summary = `${plural(calls.length, "tool call")} through the road in session ${code(session)}${failed.length > 0 ? `, ${failed.length} of them without a result` : ""}; ${plural(gathered.filesRead.length, "file")} read.`
   return {

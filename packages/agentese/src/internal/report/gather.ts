@@ -337,7 +337,7 @@ export const gather = (
           checks: { searched: false, testFiles: 0, truncated: false, testDirs: [], ciFiles: [], ciSystems: [] },
           unavailable
         },
-        toolCalls: calls.map(([, c]) => c),
+        toolCalls: calls.sort((a, b) => a[0] - b[0]).map(([, c]) => c),
         filesRead: []
       }
     }
@@ -356,7 +356,7 @@ export const gather = (
         call(
           3,
           "world.tools.file.glob",
-          { pattern: "**/*", sort: "modified", limit: 10, respectGitignore: true },
+          { pattern: "**/*", sort: "modified", limit: 10, hidden: true, respectGitignore: true },
           "structure: files",
           GlobResult
         ),
