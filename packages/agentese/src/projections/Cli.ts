@@ -3,7 +3,8 @@
  * `ugent describe <path>` and `ugent invoke <path | "a >> b">` call the road
  * once; `ugent exec` runs every call in a model's text; `ugent serve` starts
  * the HTTP API (and the MCP endpoint at `/mcp`); `ugent mcp` is an MCP server
- * on stdio.
+ * on stdio; `ugent report` is a status report of the workspace (see the
+ * `Report` module).
  *
  * The caller is configured by flags (`--root`, `--trust`, `--recipe`), never
  * by the input. With `--json` a command prints exactly one JSON object on
@@ -673,6 +674,17 @@ const renderStats = (a: AuditStore.AuditAnalytics): string => {
  * `--deterministic`), the deterministic pipeline. The model-driven author
  * (the agent following `Report.protocol`) plugs in here; until it does, a
  * configured model is said on stderr and the deterministic author writes.
+ *
+ * **Example** (No model, then a model named)
+ * ```ts
+ * import { Cli, Report } from "@ugent/agentese"
+ * const none = Cli.reportAuthor({ deterministic: false, env: {} })
+ * console.log(none.author === Report.deterministic, none.note)
+ * // => true undefined
+ * const named = Cli.reportAuthor({ deterministic: false, env: { UGENT_MODEL: "anthropic:claude-sonnet-4-5" } })
+ * console.log(named.note !== undefined, Cli.reportAuthor({ deterministic: true, env: { UGENT_MODEL: "x:y" } }).note)
+ * // => true undefined
+ * ```
  *
  * @category configuration
  * @since 0.2.0
