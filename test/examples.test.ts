@@ -1,5 +1,6 @@
 /**
- * `npm start` runs the main demo: the README's first command must keep working.
+ * The README's first commands keep working: `npm start` prints a report of
+ * this repository (`ugent report`), and the quickstart demo runs.
  */
 import { execFile } from "node:child_process"
 import { dirname, join } from "node:path"
@@ -8,6 +9,21 @@ import { promisify } from "node:util"
 import { describe, expect, it } from "vitest"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
+
+describe("npm start", () => {
+  it("prints a status report of this repository and saves it under .ugent/reports", { timeout: 180_000 }, async () => {
+    const { stdout, stderr } = await promisify(execFile)("npm", ["start", "--silent"], {
+      cwd: root,
+      maxBuffer: 16 * 1024 * 1024
+    })
+    expect(stdout).toMatch(/^# ugent-monorepo: project report\n/)
+    for (const title of ["## Last active area", "## Current state", "## Suggested next steps", "## Based on"]) {
+      expect(stdout).toContain(title)
+    }
+    expect(stdout).toContain("`world.tools.file.list`")
+    expect(stderr).toMatch(/report saved to .*\.ugent\/reports\/.*\.md/)
+  })
+})
 
 describe("examples", () => {
   it("quickstart runs, denies the L0 reader and lets the L1 writer through", async () => {

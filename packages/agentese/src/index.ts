@@ -48,6 +48,8 @@ export * as Toolkit from "./projections/Toolkit.ts"
 export * as Recipe from "./Recipe.ts"
 /** @since 0.1.0 */
 export * as Registry from "./Registry.ts"
+/** @since 0.2.0 */
+export * as Report from "./Report.ts"
 /** @since 0.1.0 */
 export * as Server from "./Server.ts"
 /** @since 0.2.0 */

@@ -4,7 +4,8 @@
  * once; `ugent exec` runs every call in a model's text; `ugent agent` runs a
  * task with the configured model, step by step; `ugent serve` starts
  * the HTTP API (and the MCP endpoint at `/mcp`); `ugent mcp` is an MCP server
- * on stdio.
+ * on stdio; `ugent report` is a status report of the workspace (see the
+ * `Report` module).
  *
  * The caller is configured by flags (`--root`, `--trust`, `--recipe`), never
  * by the input. With `--json` a command prints exactly one JSON object on
@@ -33,6 +34,7 @@ import { Invoker } from "../Invoke.ts"
 import * as Profile from "../Profile.ts"
 import * as Model from "../providers/Model.ts"
 import * as Recipe from "../Recipe.ts"
+import * as Report from "../Report.ts"
 import * as Server from "../Server.ts"
 import * as State from "../State.ts"
 import * as Telemetry from "../Telemetry.ts"
@@ -855,6 +857,81 @@ const renderStats = (a: AuditStore.AuditAnalytics): string => {
   ].join("\n")
 }
 
+// ---------------------------------------------------------------------------
+// ugent report: the Project Resurrection protocol
+// ---------------------------------------------------------------------------
+
+/**
+ * Who writes `ugent report`. Without a model (`UGENT_MODEL` unset, or
+ * `--deterministic`), the deterministic pipeline. The model-driven author
+ * (the agent following `Report.protocol`) plugs in here; until it does, a
+ * configured model is said on stderr and the deterministic author writes.
+ *
+ * **Example** (No model, then a model named)
+ * ```ts
+ * import { Cli, Report } from "@ugent/agentese"
+ * const none = Cli.reportAuthor({ deterministic: false, env: {} })
+ * console.log(none.author === Report.deterministic, none.note)
+ * // => true undefined
+ * const named = Cli.reportAuthor({ deterministic: false, env: { UGENT_MODEL: "anthropic:claude-sonnet-4-5" } })
+ * console.log(named.note !== undefined, Cli.reportAuthor({ deterministic: true, env: { UGENT_MODEL: "x:y" } }).note)
+ * // => true undefined
+ * ```
+ *
+ * @category configuration
+ * @since 0.2.0
+ */
+export const reportAuthor = (options: {
+  readonly deterministic: boolean
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined
+}): { readonly author: Report.Author; readonly note: string | undefined } => {
+  const model = (options.env ?? process.env).UGENT_MODEL?.trim()
+  if (options.deterministic || model === undefined || model === "") {
+    return { author: Report.deterministic, note: undefined }
+  }
+  return {
+    author: Report.deterministic,
+    note: `UGENT_MODEL=${model} is set, but this ugent has no model-driven report yet: the deterministic pipeline writes it.`
+  }
+}
+
+const report = Command.make(
+  "report",
+  {
+    ...common,
+    json,
+    deterministic: Flag.Boolean("deterministic").pipe(
+      Flag.withDescription("Write the report without a model even when UGENT_MODEL is set"),
+      Flag.withDefault(false)
+    )
+  },
+  (flags) =>
+    Effect.gen(function* () {
+      const setup = yield* setupOf(flags, { stores: "sqlite", proofKey: false, profile: "local" })
+      const { author, note } = reportAuthor({ deterministic: flags.deterministic })
+      if (note !== undefined) yield* Console.error(`ugent: ${note}`)
+      const made = yield* onRoad(
+        // The deterministic pipeline's results go to no model: its road's result budget is the report's own.
+        { ...setup, budgetTokens: setup.budgetTokens ?? Report.budgetTokens },
+        withProgress("gathering the report", Report.make({ root: setup.root, author }))
+      )
+      const saved = yield* Report.save(setup.root, made).pipe(
+        Effect.mapError((e) => new UsageError({ problem: e.message }))
+      )
+      if (flags.json) return yield* printJson({ ok: true, report: made, saved })
+      yield* Console.log(Report.body(made))
+      yield* Console.error(`ugent: report saved to ${saved.markdown} and ${saved.json}`)
+    }).pipe(Effect.catchTag("UsageError", usage(flags.json)))
+).pipe(
+  Command.withDescription(
+    "A status report of the project (Project Resurrection): last active area, current state, suggested next steps, and what it is based on; saved under .ugent/reports/"
+  ),
+  Command.withExamples([
+    { command: "ugent report", description: "Report on the current directory" },
+    { command: "ugent report --root ../old-project --json", description: "As JSON, for another folder" }
+  ])
+)
+
 /**
  * The `ugent` command.
  *
@@ -865,7 +942,7 @@ export const command = Command.make("ugent").pipe(
   Command.withDescription(
     "Every tool on a path (world.tools.file.read), through one road: policy, trust, rate limits, audit, events"
   ),
-  Command.withSubcommands([list, describe, invoke, exec, agent, serve, mcp, stats])
+  Command.withSubcommands([list, describe, invoke, exec, agent, report, serve, mcp, stats])
 )
 
 /** Invalid invocations go to stderr, so stdout keeps only results. */
