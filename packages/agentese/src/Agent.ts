@@ -77,6 +77,23 @@ export class MalformedArguments extends Schema.TaggedError<MalformedArguments>()
   }
 }
 
+/**
+ * A call the model asked for after the run's budget of tool calls was spent:
+ * not made; the model is asked to answer with what it has.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class CallBudgetSpent extends Schema.TaggedError<CallBudgetSpent>()("CallBudgetSpent", {
+  path: Schema.String,
+  max: Schema.Int
+}) {
+  static readonly kind: ToolError.Kind = "rate_limited"
+  override get message(): string {
+    return `${this.path} was not called: this run may make at most ${this.max} tool calls, and they are spent. Answer now with what you have found, and say what you could not look at.`
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Models
 // ---------------------------------------------------------------------------
@@ -107,6 +124,12 @@ export interface Options {
   readonly maxSteps?: number | undefined
   /** The most calls one response may make; default the recipe's `maxCallsPerResponse`, else 10. */
   readonly maxCallsPerResponse?: number | undefined
+  /**
+   * The most tool calls over the whole run; default no limit. Calls past it
+   * are not made: the model is told the budget is spent and to answer with
+   * what it has.
+   */
+  readonly maxCalls?: number | undefined
   /** The most tokens (input and output, as the model reports them) over the run; default no limit. */
   readonly maxTokens?: number | undefined
   /** The wall time of the whole run; default 5 minutes. */
@@ -134,6 +157,8 @@ export interface Call {
   /** The arguments as the model sent them. */
   readonly input: unknown
   readonly outcome: Outcome | undefined
+  /** How long the road took over the call, when it was made. */
+  readonly durationMillis?: number | undefined
 }
 
 /**
@@ -450,6 +475,7 @@ export const run = (options: Options): Effect.Effect<Result, AiError.AiError, Se
     let usage: Usage = { inputTokens: 0, outputTokens: 0 }
     let pending: ReadonlyArray<Call> = []
     let lastText = ""
+    let callsMade = 0
 
     const finish = (result: Result) =>
       Effect.gen(function* () {
@@ -534,6 +560,7 @@ export const run = (options: Options): Effect.Effect<Result, AiError.AiError, Se
     const runCall = (requested: Requested): Effect.Effect<Call, never, Observer.Observer | Recipe.CurrentRecipe> =>
       Effect.gen(function* () {
         const { id: callId, name, params } = requested
+        const started = yield* Clock.currentTimeNanos
         const call = (path: string | undefined, outcome: Outcome): Call => ({
           id: callId,
           name,
@@ -541,10 +568,17 @@ export const run = (options: Options): Effect.Effect<Result, AiError.AiError, Se
           input: params,
           outcome
         })
+        const timed = <R>(path: string, made: Effect.Effect<Outcome, never, R>) =>
+          Effect.flatMap(made, (outcome) =>
+            Effect.map(Clock.currentTimeNanos, (now) => ({
+              ...call(path, outcome),
+              durationMillis: Math.round(Number(now - started) / 1e4) / 100
+            }))
+          )
         if (requested.parseError !== undefined) return call(undefined, failure("", requested.parseError))
         if (requested.steps !== undefined) {
           const path = requested.steps.map((s) => s.path).join(" >> ")
-          return call(path, yield* road.invoke({ steps: requested.steps, input: {}, session: id }))
+          return yield* timed(path, road.invoke({ steps: requested.steps, input: {}, session: id }))
         }
         const path = Catalog.pathOf(name)
         // A name that is no registered path is told with the name the model wrote; a registered path the caller
@@ -561,7 +595,7 @@ export const run = (options: Options): Effect.Effect<Result, AiError.AiError, Se
           )
         }
         const input = offer === undefined ? params : Catalog.inputShape(offer.input).unwrap(params)
-        return call(path.value, yield* road.invoke({ path: path.value, input, session: id }))
+        return yield* timed(path.value, road.invoke({ path: path.value, input, session: id }))
       })
 
     const loop: Effect.Effect<
@@ -673,13 +707,20 @@ export const run = (options: Options): Effect.Effect<Result, AiError.AiError, Se
         pending = notRun
         const calls: Array<Call> = []
         for (const [i, r] of requested.entries()) {
-          if (i >= maxCalls) {
+          if (options.maxCalls !== undefined && callsMade >= options.maxCalls) {
+            const path = notRun[i]!.path ?? ""
+            calls.push({
+              ...notRun[i]!,
+              outcome: failure(path, new CallBudgetSpent({ path: path || r.name, max: options.maxCalls }))
+            })
+          } else if (i >= maxCalls) {
             const path = notRun[i]!.path ?? ""
             calls.push({
               ...notRun[i]!,
               outcome: failure(path, new TooManyCalls({ path: path || r.name, max: maxCalls }))
             })
           } else {
+            callsMade++
             calls.push(yield* runCall(r))
           }
           pending = [...calls, ...notRun.slice(i + 1)]

@@ -21,13 +21,16 @@
  * @since 0.2.0
  */
 import { randomUUID } from "node:crypto"
-import { lstatSync, mkdirSync, writeFileSync } from "node:fs"
+import { closeSync, constants, openSync, writeFileSync } from "node:fs"
 import { basename, join, resolve } from "node:path"
 import { ToolError } from "@ugent/core"
-import { Clock, DateTime, Effect, Layer, Schema } from "effect"
+import { Clock, DateTime, type Duration, Effect, Layer, Schema } from "effect"
+import type { AiError } from "effect/ai"
+import type * as Agent from "./Agent.ts"
 import * as compose from "./internal/report/compose.ts"
 import * as gatherer from "./internal/report/gather.ts"
 import * as md from "./internal/report/markdown.ts"
+import * as modelAuthor from "./internal/report/model.ts"
 import * as S from "./internal/report/schema.ts"
 import type * as Invoke from "./Invoke.ts"
 import * as Server from "./Server.ts"
@@ -207,6 +210,59 @@ export const deterministic: Author = (job) =>
   })
 
 /**
+ * The model-driven author: the agent loop (`Agent.run`, with the
+ * {@link LanguageModel.LanguageModel} in context) follows {@link protocol}
+ * as guidance within its budgets (at most `maxCalls` tool calls, default 10;
+ * a minute of wall time), each call through the road, then answers with the
+ * four sections. A reply that is not in the format gets one chance to be
+ * corrected; a run that ends without the sections (a budget spent, a reply
+ * that stays malformed) is still a report, whose `incomplete` says what is
+ * missing. The attribution is the run's own calls, with their road call ids.
+ *
+ * **Example** (A scripted model writes the report)
+ * ```ts
+ * import { Report, Server } from "@ugent/agentese"
+ * import { Scripted } from "@ugent/agentese/providers"
+ * import { Effect } from "effect"
+ * import { mkdtempSync, writeFileSync } from "node:fs"
+ * import { tmpdir } from "node:os"
+ * import { join } from "node:path"
+ * const root = mkdtempSync(join(tmpdir(), "ugent-"))
+ * writeFileSync(join(root, "README.md"), "# demo\n")
+ * const section = (summary: string) => ({ summary, points: [] })
+ * const model = Scripted.layer((_request, index) =>
+ *   index === 0
+ *     ? Scripted.calls([{ name: "world_tools_file_read", params: { path: "README.md" } }])
+ *     : Scripted.json({
+ *         lastActiveArea: section("The README."),
+ *         currentState: section("A title and nothing else."),
+ *         nextSteps: section("Write the project."),
+ *         basedOn: section("README.md.")
+ *       })
+ * )
+ * const report = await Effect.runPromise(
+ *   Report.make({ root, author: Report.withModel({ model: "scripted" }) }).pipe(
+ *     Effect.provide(model),
+ *     Effect.provide(Server.layer({ root, stores: "memory" }))
+ *   )
+ * )
+ * console.log(report.mode, report.currentState.summary, report.attribution.filesRead.map((f) => f.path))
+ * // => model A title and nothing else. [ 'README.md' ]
+ * ```
+ *
+ * @category authors
+ * @since 0.2.0
+ */
+export const withModel = (options: {
+  /** The model's name, as the report records it (`anthropic:claude-sonnet-4-5`). */
+  readonly model: string
+  readonly maxCalls?: number | undefined
+  readonly maxSteps?: number | undefined
+  readonly timeout?: Duration.Input | undefined
+  readonly onStep?: ((step: Agent.Step) => Effect.Effect<void>) | undefined
+}): Author<AiError.AiError, Agent.Services> => modelAuthor.author({ ...options, protocol })
+
+/**
  * Makes a report through the road in context: a new session, the author
  * (the {@link deterministic} one by default), and the whole duration.
  *
@@ -313,31 +369,37 @@ export interface Saved {
  * @since 0.2.0
  */
 export const save = (root: string, report: Report): Effect.Effect<Saved, State.StateError> =>
-  Effect.flatMap(State.prepare(root), (dir) =>
+  Effect.flatMap(State.reports(root), (reports) =>
     Effect.try({
       try: () => {
-        const reports = join(dir, "reports")
-        const st = lstatSync(reports, { throwIfNoEntry: false })
-        if (st !== undefined && !st.isDirectory()) throw new Error(`${reports} is not a directory`)
-        if (st === undefined) mkdirSync(reports, { mode: 0o700 })
         const stamp = report.generatedAt.replace(/[:.]/g, "-")
         const text = markdown(report)
         const json = `${JSON.stringify(report, null, 2)}\n`
         const saved = { markdown: join(reports, `${stamp}.md`), json: join(reports, `${stamp}.json`) }
-        writeFileSync(saved.markdown, text)
-        writeFileSync(saved.json, json)
-        writeFileSync(join(reports, "latest.md"), text)
-        writeFileSync(join(reports, "latest.json"), json)
+        writeNoFollow(saved.markdown, text)
+        writeNoFollow(saved.json, json)
+        writeNoFollow(join(reports, "latest.md"), text)
+        writeNoFollow(join(reports, "latest.json"), json)
         return saved
       },
       catch: (e) =>
         new State.StateError({
-          path: join(State.dirOf(root), "reports"),
+          path: reports,
           problem: `the report could not be saved (${e instanceof Error ? e.message : String(e)})`,
-          fix: "Remove it if it is not a directory, or use a root you can write."
+          fix: "Remove what is in the way (a link or a folder of that name), or use a root you can write."
         })
     })
   )
+
+// A planted link in reports/ is refused by the kernel (O_NOFOLLOW), never followed.
+const writeNoFollow = (file: string, text: string): void => {
+  const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600)
+  try {
+    writeFileSync(fd, text)
+  } finally {
+    closeSync(fd)
+  }
+}
 
 /**
  * The options of {@link run}: the root, the author, and the server the

@@ -66,6 +66,15 @@ export const database = (root: string): Effect.Effect<string, StateError> =>
   Effect.flatMap(open(root), (dir) => Effect.mapError(dir.database(), fromOpen(root)))
 
 /**
+ * The real path of `<root>/.ugent/reports/`, made if missing (never a link).
+ *
+ * @category state
+ * @since 0.2.0
+ */
+export const reports = (root: string): Effect.Effect<string, StateError> =>
+  Effect.flatMap(open(root), (dir) => Effect.mapError(dir.reports, fromOpen(root)))
+
+/**
  * The workspace's proof key: `UGENT_PROOF_KEY` when set, else
  * `.ugent/proof.key`, made on first use.
  *

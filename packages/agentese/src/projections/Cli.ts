@@ -862,37 +862,32 @@ const renderStats = (a: AuditStore.AuditAnalytics): string => {
 // ---------------------------------------------------------------------------
 
 /**
- * Who writes `ugent report`. Without a model (`UGENT_MODEL` unset, or
- * `--deterministic`), the deterministic pipeline. The model-driven author
- * (the agent following `Report.protocol`) plugs in here; until it does, a
- * configured model is said on stderr and the deterministic author writes.
+ * Who writes `ugent report`: the model `UGENT_MODEL` names, unless
+ * `--deterministic` is given or no model is named (then the deterministic
+ * pipeline).
  *
  * **Example** (No model, then a model named)
  * ```ts
- * import { Cli, Report } from "@ugent/agentese"
- * const none = Cli.reportAuthor({ deterministic: false, env: {} })
- * console.log(none.author === Report.deterministic, none.note)
- * // => true undefined
- * const named = Cli.reportAuthor({ deterministic: false, env: { UGENT_MODEL: "anthropic:claude-sonnet-4-5" } })
- * console.log(named.note !== undefined, Cli.reportAuthor({ deterministic: true, env: { UGENT_MODEL: "x:y" } }).note)
- * // => true undefined
+ * import { Cli } from "@ugent/agentese"
+ * console.log(Cli.reportMode({ deterministic: false, env: {} }))
+ * // => { mode: 'deterministic' }
+ * console.log(Cli.reportMode({ deterministic: false, env: { UGENT_MODEL: "anthropic:claude-sonnet-4-5" } }))
+ * // => { mode: 'model', model: 'anthropic:claude-sonnet-4-5' }
+ * console.log(Cli.reportMode({ deterministic: true, env: { UGENT_MODEL: "x:y" } }))
+ * // => { mode: 'deterministic' }
  * ```
  *
  * @category configuration
  * @since 0.2.0
  */
-export const reportAuthor = (options: {
+export const reportMode = (options: {
   readonly deterministic: boolean
   readonly env?: Readonly<Record<string, string | undefined>> | undefined
-}): { readonly author: Report.Author; readonly note: string | undefined } => {
+}): { readonly mode: "deterministic" } | { readonly mode: "model"; readonly model: string } => {
   const model = (options.env ?? process.env).UGENT_MODEL?.trim()
-  if (options.deterministic || model === undefined || model === "") {
-    return { author: Report.deterministic, note: undefined }
-  }
-  return {
-    author: Report.deterministic,
-    note: `UGENT_MODEL=${model} is set, but this ugent has no model-driven report yet: the deterministic pipeline writes it.`
-  }
+  return options.deterministic || model === undefined || model === ""
+    ? { mode: "deterministic" }
+    : { mode: "model", model }
 }
 
 const report = Command.make(
@@ -903,32 +898,82 @@ const report = Command.make(
     deterministic: Flag.Boolean("deterministic").pipe(
       Flag.withDescription("Write the report without a model even when UGENT_MODEL is set"),
       Flag.withDefault(false)
+    ),
+    maxCalls: Flag.Int("max-calls").pipe(
+      Flag.withDescription("With a model: the most tool calls it may make (default 10)"),
+      Flag.withDefault(10)
     )
   },
   (flags) =>
     Effect.gen(function* () {
+      if (flags.maxCalls < 0) {
+        return yield* new UsageError({ problem: `--max-calls ${flags.maxCalls} is negative: give 0 or more.` })
+      }
       const setup = yield* setupOf(flags, { stores: "sqlite", proofKey: false, profile: "local" })
-      const { author, note } = reportAuthor({ deterministic: flags.deterministic })
-      if (note !== undefined) yield* Console.error(`ugent: ${note}`)
-      const made = yield* onRoad(
-        // The deterministic pipeline's results go to no model: its road's result budget is the report's own.
-        { ...setup, budgetTokens: setup.budgetTokens ?? Report.budgetTokens },
-        withProgress("gathering the report", Report.make({ root: setup.root, author }))
-      )
+      const mode = reportMode({ deterministic: flags.deterministic })
+      const made =
+        mode.mode === "deterministic"
+          ? yield* onRoad(
+              // The deterministic pipeline's results go to no model: its road's result budget is the report's own.
+              { ...setup, budgetTokens: setup.budgetTokens ?? Report.budgetTokens },
+              withProgress("gathering the report", Report.make({ root: setup.root }))
+            )
+          : yield* Effect.gen(function* () {
+              const notReady = (e: { readonly message: string }) => new ModelNotReady({ problem: e.message })
+              // A wrong provider, key, URL or model: one line before the first step.
+              yield* Model.check.pipe(Effect.mapError(notReady))
+              const model = yield* LanguageModel.LanguageModel
+              const author = Report.withModel({
+                model: mode.model,
+                maxCalls: flags.maxCalls,
+                onStep: flags.json ? undefined : printStep
+              })
+              const ran = yield* onRoad(
+                { ...setup, model: Layer.succeed(LanguageModel.LanguageModel, model) },
+                Report.make({ root: setup.root, author }).pipe(
+                  Effect.provideService(LanguageModel.LanguageModel, model),
+                  Effect.map((report) => ({ _tag: "Made" as const, report })),
+                  Effect.catch((error) => Effect.succeed({ _tag: "ModelFailed" as const, error })),
+                  askOnTerminal(true)
+                )
+              )
+              if (ran._tag === "ModelFailed") {
+                return yield* new ModelNotReady({ problem: `the model failed: ${ran.error.message}` })
+              }
+              return ran.report
+            }).pipe(
+              Effect.provide(Model.fromEnv()),
+              Effect.mapError((e) => (e._tag === "ModelConfigError" ? new ModelNotReady({ problem: e.message }) : e))
+            )
       const saved = yield* Report.save(setup.root, made).pipe(
         Effect.mapError((e) => new UsageError({ problem: e.message }))
       )
       if (flags.json) return yield* printJson({ ok: true, report: made, saved })
       yield* Console.log(Report.body(made))
+      if (made.incomplete !== undefined) yield* Console.error(`ugent: the report is incomplete: ${made.incomplete}`)
       yield* Console.error(`ugent: report saved to ${saved.markdown} and ${saved.json}`)
-    }).pipe(Effect.catchTag("UsageError", usage(flags.json)))
+    }).pipe(
+      Effect.catchTag("UsageError", usage(flags.json)),
+      Effect.catchTag("ModelNotReady", (error) =>
+        Effect.andThen(
+          flags.json
+            ? printJson({ ok: false, error: { _tag: error._tag, message: error.message }, kind: "model" })
+            : Console.error(`ugent: ${error.message}`),
+          Effect.fail(error)
+        )
+      )
+    )
 ).pipe(
   Command.withDescription(
-    "A status report of the project (Project Resurrection): last active area, current state, suggested next steps, and what it is based on; saved under .ugent/reports/"
+    "A status report of the project (Project Resurrection): last active area, current state, suggested next steps, and what it is based on; written by the model UGENT_MODEL names, else by a deterministic pipeline; saved under .ugent/reports/"
   ),
   Command.withExamples([
     { command: "ugent report", description: "Report on the current directory" },
-    { command: "ugent report --root ../old-project --json", description: "As JSON, for another folder" }
+    { command: "ugent report --root ../old-project --json", description: "As JSON, for another folder" },
+    {
+      command: "UGENT_MODEL=openai:gpt-4.1-mini ugent report --max-calls 8",
+      description: "Written by a model following the protocol, within 8 tool calls"
+    }
   ])
 )
 

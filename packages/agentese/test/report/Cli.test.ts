@@ -1,13 +1,16 @@
 /**
  * `ugent report`, the real binary in a child process: `--json` prints one
  * object with the report and where it was saved; without it, the Markdown's
- * body on stdout and where it was saved on stderr; a configured model is
- * said, and `--deterministic` keeps quiet about it.
+ * body on stdout and where it was saved on stderr. With `UGENT_MODEL` the
+ * model writes it (served by a local OpenAI-compatible replay server) within
+ * its call budget; `--deterministic` keeps to the pipeline; a misconfigured
+ * model fails before the first step in one line.
  */
 import { existsSync, readFileSync } from "node:fs"
 import { assert, describe, it } from "@effect/vitest"
 import { Report } from "@ugent/agentese"
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
+import { type Answer, type Received, serve } from "../providers/fixture.ts"
 import { onlyJson, ugent } from "../cli/fixture.ts"
 import { emptyFolder, folder, hasGit, repository, TODO } from "./fixture.ts"
 
@@ -16,7 +19,7 @@ const slow = { timeout: 180_000 }
 
 describe("ugent report", () => {
   it.skipIf(!hasGit)(
-    "--json prints one object: the report (as the schema says) and the saved files; a configured model is said on stderr",
+    "--json prints one object: the report (as the schema says) and the saved files",
     slow,
     async () => {
       const root = repository([
@@ -28,13 +31,9 @@ describe("ugent report", () => {
       ])
       const run = await ugent(["report", "--root", root, "--json"], {
         cwd: emptyFolder(),
-        env: { UGENT_MODEL: "openai:gpt-4.1-mini" }
+        env: { UGENT_MODEL: "" }
       })
       assert.strictEqual(run.code, 0, run.stderr)
-      assert.include(
-        run.stderr,
-        "UGENT_MODEL=openai:gpt-4.1-mini is set, but this ugent has no model-driven report yet"
-      )
       const out = onlyJson(run) as { ok: boolean; report: unknown; saved: { markdown: string; json: string } }
       assert.isTrue(out.ok)
       const report = Schema.decodeUnknownSync(Report.Report)(out.report)
@@ -65,5 +64,137 @@ describe("ugent report", () => {
     assert.isNotNull(saved, run.stderr)
     assert.isTrue(existsSync(saved![1]!) && existsSync(saved![2]!))
     assert.isTrue(readFileSync(saved![1]!, "utf8").startsWith("---\nprotocol: project-resurrection\n"))
+  })
+
+  describe("with a model", () => {
+    const clean = { OPENAI_API_KEY: "", OPENAI_BASE_URL: "", ANTHROPIC_API_KEY: "", ANTHROPIC_BASE_URL: "" }
+    const completion = (message: Record<string, unknown>, finish: string) => ({
+      id: "chatcmpl-report",
+      object: "chat.completion",
+      created: 1,
+      model: "gpt-4o-mini",
+      choices: [{ index: 0, message: { role: "assistant", refusal: null, ...message }, finish_reason: finish }],
+      usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 }
+    })
+    const toolCalls = (calls: ReadonlyArray<readonly [string, Record<string, unknown>]>) =>
+      completion(
+        {
+          content: null,
+          tool_calls: calls.map(([name, args], i) => ({
+            id: `call_${i}`,
+            type: "function",
+            function: { name, arguments: JSON.stringify(args) }
+          }))
+        },
+        "tool_calls"
+      )
+    const section = (summary: string, points: ReadonlyArray<string> = []) => ({ summary, points })
+    const sections = {
+      lastActiveArea: section("The manifest.", ["`package.json`"]),
+      currentState: section("A package named model-fixture."),
+      nextSteps: section("Add tests."),
+      basedOn: section("package.json, read once.")
+    }
+    /** The chat answers in turn, by the number of assistant messages already in the conversation. */
+    const script =
+      (answers: ReadonlyArray<unknown>) =>
+      (request: Received): Answer => {
+        if (request.method === "GET") return { json: { object: "list", data: [] } }
+        const turn = (request.body?.messages ?? []).filter((m: { role: string }) => m.role === "assistant").length
+        return { json: answers[Math.min(turn, answers.length - 1)] }
+      }
+
+    it.live("the model follows the protocol through the road; the attribution is its calls, with their ids", () =>
+      Effect.gen(function* () {
+        const root = folder({ "package.json": JSON.stringify({ name: "model-fixture" }) })
+        const server = yield* serve(
+          script([
+            toolCalls([
+              ["world_tools_file_list", { path: "." }],
+              ["world_tools_file_read", { path: "package.json" }]
+            ]),
+            // Prose around the JSON is tolerated: the last JSON object is the report.
+            completion({ content: `Here it is:\n\`\`\`json\n${JSON.stringify(sections)}\n\`\`\`` }, "stop")
+          ])
+        )
+        const run = yield* Effect.promise(() =>
+          ugent(["report", "--root", root, "--json", "--stores", "memory"], {
+            cwd: emptyFolder(),
+            env: { ...clean, UGENT_MODEL: `openai-compatible:${server.url}/v1#gpt-4o-mini` }
+          })
+        )
+        assert.strictEqual(run.code, 0, run.stderr)
+        const out = onlyJson(run) as { ok: boolean; report: unknown }
+        const report = Schema.decodeUnknownSync(Report.Report)(out.report)
+        assert.strictEqual(report.mode, "model")
+        assert.strictEqual(report.model, `openai-compatible:${server.url}/v1#gpt-4o-mini`)
+        assert.deepStrictEqual(report.currentState, sections.currentState)
+        assert.deepStrictEqual(
+          report.attribution.toolCalls.map((c) => [c.path, c.ok]),
+          [
+            ["world.tools.file.list", true],
+            ["world.tools.file.read", true]
+          ]
+        )
+        assert.deepStrictEqual(
+          report.attribution.filesRead.map((f) => f.path),
+          ["package.json"]
+        )
+        assert.isTrue(report.attribution.toolCalls.every((c) => c.callId.length > 0))
+        // The system prompt carries the protocol, and the offers are the caller's (L0: no writes).
+        const first = server.received.find((r) => r.method === "POST")!.body
+        assert.include(JSON.stringify(first.messages), "Project Resurrection")
+        const offered = first.tools.map((t: { function: { name: string } }) => t.function.name)
+        assert.include(offered, "world_tools_git_log")
+        assert.notInclude(offered, "world_tools_file_write")
+      }).pipe(Effect.scoped)
+    )
+
+    it.live("the call budget holds: calls past --max-calls are not made, and a reply that stays malformed is an incomplete report", () =>
+      Effect.gen(function* () {
+        const root = folder({ "a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n" })
+        const server = yield* serve(
+          script([
+            toolCalls([
+              ["world_tools_file_read", { path: "a.txt" }],
+              ["world_tools_file_read", { path: "b.txt" }],
+              ["world_tools_file_read", { path: "c.txt" }]
+            ]),
+            completion({ content: "I looked at the files." }, "stop"),
+            completion({ content: "Still prose, sorry." }, "stop")
+          ])
+        )
+        const run = yield* Effect.promise(() =>
+          ugent(["report", "--root", root, "--max-calls", "2", "--stores", "memory"], {
+            cwd: emptyFolder(),
+            env: { ...clean, UGENT_MODEL: `openai-compatible:${server.url}/v1#gpt-4o-mini` }
+          })
+        )
+        assert.strictEqual(run.code, 0, run.stderr)
+        assert.include(run.stdout, "Analysis incomplete")
+        assert.match(run.stderr, /the report is incomplete: the model's report was not in the report's format/)
+        // Two reads made; the third was refused before the road, and the model was told why.
+        const second = server.received.filter((r) => r.method === "POST")[1]!.body
+        const results = second.messages.filter((m: { role: string }) => m.role === "tool")
+        assert.strictEqual(results.length, 3)
+        assert.include(results[2].content, "CallBudgetSpent")
+        const saved = JSON.parse(readFileSync(`${root}/.ugent/reports/latest.json`, "utf8"))
+        assert.deepStrictEqual(
+          saved.attribution.toolCalls.map((c: { input: string }) => c.input),
+          ['{"path":"a.txt"}', '{"path":"b.txt"}']
+        )
+      }).pipe(Effect.scoped)
+    )
+
+    it("a model that is not configured right fails before the first step, in one line, exit code 2", slow, async () => {
+      const run = await ugent(["report", "--root", emptyFolder()], {
+        cwd: emptyFolder(),
+        env: { ...clean, UGENT_MODEL: "openai:gpt-4.1-mini" }
+      })
+      assert.strictEqual(run.code, 2, run.stderr)
+      assert.strictEqual(run.stdout, "")
+      assert.strictEqual(run.stderr.trimEnd().split("\n").length, 1, run.stderr)
+      assert.match(run.stderr, /OPENAI_API_KEY/)
+    })
   })
 })
