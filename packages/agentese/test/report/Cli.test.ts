@@ -150,40 +150,42 @@ describe("ugent report", () => {
       }).pipe(Effect.scoped)
     )
 
-    it.live("the call budget holds: calls past --max-calls are not made, and a reply that stays malformed is an incomplete report", () =>
-      Effect.gen(function* () {
-        const root = folder({ "a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n" })
-        const server = yield* serve(
-          script([
-            toolCalls([
-              ["world_tools_file_read", { path: "a.txt" }],
-              ["world_tools_file_read", { path: "b.txt" }],
-              ["world_tools_file_read", { path: "c.txt" }]
-            ]),
-            completion({ content: "I looked at the files." }, "stop"),
-            completion({ content: "Still prose, sorry." }, "stop")
-          ])
-        )
-        const run = yield* Effect.promise(() =>
-          ugent(["report", "--root", root, "--max-calls", "2", "--stores", "memory"], {
-            cwd: emptyFolder(),
-            env: { ...clean, UGENT_MODEL: `openai-compatible:${server.url}/v1#gpt-4o-mini` }
-          })
-        )
-        assert.strictEqual(run.code, 0, run.stderr)
-        assert.include(run.stdout, "Analysis incomplete")
-        assert.match(run.stderr, /the report is incomplete: the model's report was not in the report's format/)
-        // Two reads made; the third was refused before the road, and the model was told why.
-        const second = server.received.filter((r) => r.method === "POST")[1]!.body
-        const results = second.messages.filter((m: { role: string }) => m.role === "tool")
-        assert.strictEqual(results.length, 3)
-        assert.include(results[2].content, "CallBudgetSpent")
-        const saved = JSON.parse(readFileSync(`${root}/.ugent/reports/latest.json`, "utf8"))
-        assert.deepStrictEqual(
-          saved.attribution.toolCalls.map((c: { input: string }) => c.input),
-          ['{"path":"a.txt"}', '{"path":"b.txt"}']
-        )
-      }).pipe(Effect.scoped)
+    it.live(
+      "the call budget holds: calls past --max-calls are not made, and a reply that stays malformed is an incomplete report",
+      () =>
+        Effect.gen(function* () {
+          const root = folder({ "a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n" })
+          const server = yield* serve(
+            script([
+              toolCalls([
+                ["world_tools_file_read", { path: "a.txt" }],
+                ["world_tools_file_read", { path: "b.txt" }],
+                ["world_tools_file_read", { path: "c.txt" }]
+              ]),
+              completion({ content: "I looked at the files." }, "stop"),
+              completion({ content: "Still prose, sorry." }, "stop")
+            ])
+          )
+          const run = yield* Effect.promise(() =>
+            ugent(["report", "--root", root, "--max-calls", "2", "--stores", "memory"], {
+              cwd: emptyFolder(),
+              env: { ...clean, UGENT_MODEL: `openai-compatible:${server.url}/v1#gpt-4o-mini` }
+            })
+          )
+          assert.strictEqual(run.code, 0, run.stderr)
+          assert.include(run.stdout, "Analysis incomplete")
+          assert.match(run.stderr, /the report is incomplete: the model's report was not in the report's format/)
+          // Two reads made; the third was refused before the road, and the model was told why.
+          const second = server.received.filter((r) => r.method === "POST")[1]!.body
+          const results = second.messages.filter((m: { role: string }) => m.role === "tool")
+          assert.strictEqual(results.length, 3)
+          assert.include(results[2].content, "CallBudgetSpent")
+          const saved = JSON.parse(readFileSync(`${root}/.ugent/reports/latest.json`, "utf8"))
+          assert.deepStrictEqual(
+            saved.attribution.toolCalls.map((c: { input: string }) => c.input),
+            ['{"path":"a.txt"}', '{"path":"b.txt"}']
+          )
+        }).pipe(Effect.scoped)
     )
 
     it("a model that is not configured right fails before the first step, in one line, exit code 2", slow, async () => {

@@ -140,7 +140,10 @@ export const author =
           ? {
               lastActiveArea: { summary: "Not known: the analysis is incomplete.", points: [] },
               currentState: { summary: `Analysis incomplete: ${sections}`, points: [] },
-              nextSteps: { summary: "Run the report again, or without a model (ugent report --deterministic).", points: [] },
+              nextSteps: {
+                summary: "Run the report again, or without a model (ugent report --deterministic).",
+                points: []
+              },
               basedOn: {
                 summary: `${attribution.toolCalls.length} tool call${attribution.toolCalls.length === 1 ? "" : "s"} before the run stopped.`,
                 points: attribution.toolCalls.map((c) => `\`${c.path}\` ${c.input}${c.ok ? "" : ` (${c.error?.tag})`}`)
