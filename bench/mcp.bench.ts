@@ -18,7 +18,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { type Bench, type Row, row } from "./Bench.ts"
 
-const ugentBin = fileURLToPath(new URL("../packages/agentese/bin/ugent.ts", import.meta.url))
+const ugentBin = fileURLToPath(new URL("../packages/agentese/bin/ugent.js", import.meta.url))
 const reference = createRequire(import.meta.url).resolve("@modelcontextprotocol/server-filesystem/dist/index.js")
 
 const makeWorkspace = () => {

@@ -29,7 +29,7 @@ import { generatedRepo, hasGit } from "../packages/tools/test/git/fixtures.ts"
 import { type Bench, type Row, row } from "./Bench.ts"
 
 const run = promisify(execFile)
-const bin = fileURLToPath(new URL("../packages/agentese/bin/ugent.ts", import.meta.url))
+const bin = fileURLToPath(new URL("../packages/agentese/bin/ugent.js", import.meta.url))
 
 const COMMITS = 5000
 const FILES = 3000
