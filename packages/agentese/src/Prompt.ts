@@ -169,9 +169,9 @@ export const exampleInput = (offer: Offer): string => JSON.stringify(exampleArgs
  *   )
  * )
  * const text = Prompt.system({ offers, maxCallsPerResponse: 3 })
- * console.log(text.split("\n").filter((l) => l.startsWith("- world.tools.file")).join("\n"))
- * // => - world.tools.file.edit (world_tools_file_edit): Apply exact text replacements to a file you have read.
- * // => - world.tools.file.read (world_tools_file_read): Read a text file with numbered lines (cat -n style).
+ * for (const line of text.split("\n").filter((l) => l.startsWith("- world.tools.file"))) console.log(line)
+ * // => - world.tools.file.edit (world_tools_file_edit): Replace exact text in a file you have read (pass the proof). oldText must match exactly and be unique unless replaceAll; several edits apply in order, all or nothing; dryRun shows the diff only.
+ * // => - world.tools.file.read (world_tools_file_read): Read a text file of the workspace.
  * console.log(text.includes("At most 3 calls in one response"), text.includes("<tool_use><name>world_tools_file_read</name>"))
  * // => true true
  * ```

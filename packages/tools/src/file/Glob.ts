@@ -25,6 +25,7 @@ import { existsSync } from "node:fs"
 import * as fsp from "node:fs/promises"
 import { Tool, ToolError } from "@ugent/core"
 import { Effect, Schema } from "effect"
+import braces from "braces"
 import picomatch from "picomatch"
 import { type Candidate, walk } from "../internal/search/walk.ts"
 import * as Workspace from "../Workspace.ts"
@@ -140,24 +141,62 @@ const segmentsOf = (pattern: string): ReadonlyArray<string> | undefined => {
  * names are matched only with `dot`, by picomatch's rules (`**` never
  * enters a hidden directory; a segment written with a leading `.` does).
  */
-const compilePattern = (raw: string, dot: boolean) => {
-  const pattern = raw.replace(/^(\.\/)+/, "")
-  const full = picomatch(pattern, { dot })
-  const segments = segmentsOf(pattern)
-  const matchers = segments?.map((s) => (s === "**" ? undefined : picomatch(s, { dot })))
-  const mayHold = (dir: ReadonlyArray<string>): boolean => {
-    if (segments === undefined || matchers === undefined) return true
-    const fits = (i: number, j: number): boolean => {
-      if (j === dir.length) return i < segments.length
-      if (i === segments.length) return false
-      const m = matchers[i]
-      if (m === undefined) {
-        return fits(i + 1, j) || ((dot || !dir[j]!.startsWith(".")) && fits(i, j + 1))
-      }
-      return m(dir[j]!) && fits(i + 1, j + 1)
+/** The most patterns a brace expansion may give; a pattern that would give more is matched whole. */
+const maxAlternatives = 256
+
+/**
+ * The pattern's brace alternatives (`{a/**,b}` → `a/**`, `b`), expanded by
+ * `braces` (picomatch's own expander) when that gives at most
+ * {@link maxAlternatives}: picomatch alone misreads a `**` at the start of an
+ * alternative, and each alternative's segments let the walk skip directories.
+ */
+const alternativesOf = (pattern: string): ReadonlyArray<string> => {
+  if (!pattern.includes("{")) return [pattern]
+  // An upper bound of the expansion before making it: the product of every group's size (or range's length).
+  let bound = 1
+  const open: Array<{ start: number; commas: number }> = []
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!
+    if (c === "\\") i++
+    else if (c === "{") open.push({ start: i, commas: 0 })
+    else if (c === "," && open.length > 0) open[open.length - 1]!.commas++
+    else if (c === "}" && open.length > 0) {
+      const group = open.pop()!
+      const range = /^(-?\d+|[a-zA-Z])\.\.(-?\d+|[a-zA-Z])(?:\.\.-?\d+)?$/.exec(pattern.slice(group.start + 1, i))
+      const at = (end: string) => (/^-?\d+$/.test(end) ? Number(end) : end.charCodeAt(0))
+      bound *= range !== null ? Math.abs(at(range[2]!) - at(range[1]!)) + 1 : group.commas + 1
+      if (bound > maxAlternatives) return [pattern]
     }
-    return fits(0, 0)
   }
+  try {
+    const expanded = braces(pattern, { expand: true, rangeLimit: maxAlternatives })
+    return expanded.length > 0 && expanded.length <= maxAlternatives ? expanded : [pattern]
+  } catch {
+    return [pattern]
+  }
+}
+
+const compilePattern = (raw: string, dot: boolean) => {
+  const alternatives = alternativesOf(raw.replace(/^(\.\/)+/, "")).map((a) => a.replace(/^(\.\/)+/, ""))
+  const full = picomatch([...alternatives], { dot })
+  const mayHolds = alternatives.map((pattern) => {
+    const segments = segmentsOf(pattern)
+    const matchers = segments?.map((s) => (s === "**" ? undefined : picomatch(s, { dot })))
+    return (dir: ReadonlyArray<string>): boolean => {
+      if (segments === undefined || matchers === undefined) return true
+      const fits = (i: number, j: number): boolean => {
+        if (j === dir.length) return i < segments.length
+        if (i === segments.length) return false
+        const m = matchers[i]
+        if (m === undefined) {
+          return fits(i + 1, j) || ((dot || !dir[j]!.startsWith(".")) && fits(i, j + 1))
+        }
+        return m(dir[j]!) && fits(i + 1, j + 1)
+      }
+      return fits(0, 0)
+    }
+  })
+  const mayHold = (dir: ReadonlyArray<string>): boolean => mayHolds.some((holds) => holds(dir))
   return { matches: (path: string) => full(path), mayHold }
 }
 

@@ -19,6 +19,28 @@ describe("file.glob", () => {
     )
   )
 
+  it.effect(
+    "brace alternatives each match as a pattern of their own, a leading ** included; huge ones match whole",
+    () =>
+      withWorkspace((fx) =>
+        Effect.gen(function* () {
+          for (const f of ["tests/cli.rs", "src/main.rs", "src/lib.rs", "Jenkinsfile", "a/b/tests/x.py", "f7.txt"]) {
+            fx.file(f, "")
+          }
+          const files = (pattern: string) => Effect.map(Glob.glob.run({ pattern, hidden: true }), (o) => o.files)
+          assert.deepStrictEqual(yield* files("{**/tests/**,Jenkinsfile}"), [
+            "Jenkinsfile",
+            "a/b/tests/x.py",
+            "tests/cli.rs"
+          ])
+          assert.deepStrictEqual(yield* files("src/{main,lib}.rs"), ["src/lib.rs", "src/main.rs"])
+          // 26^4 alternatives are not made: the pattern is matched whole.
+          assert.deepStrictEqual(yield* files("{a..z}{a..z}{a..z}{a..z}/x"), [])
+          assert.deepStrictEqual(yield* files("f{1..9}.txt"), ["f7.txt"])
+        })
+      )
+  )
+
   it.effect("searches under `path`, still returning paths relative to the root", () =>
     withWorkspace((fx) =>
       Effect.gen(function* () {
