@@ -188,6 +188,66 @@ describe("ugent report", () => {
         }).pipe(Effect.scoped)
     )
 
+    it.live("with an Anthropic server: the same protocol over the Messages API", () =>
+      Effect.gen(function* () {
+        const root = folder({ "package.json": JSON.stringify({ name: "model-fixture" }) })
+        const message = (content: ReadonlyArray<unknown>, stopReason: string) => ({
+          id: "msg_report",
+          type: "message",
+          role: "assistant",
+          model: "claude-sonnet-4-5",
+          content,
+          stop_reason: stopReason,
+          stop_sequence: null,
+          usage: { input_tokens: 200, output_tokens: 20 }
+        })
+        const server = yield* serve((request) => {
+          if (request.method === "GET") return { json: { id: "claude-sonnet-4-5", type: "model" } }
+          const answered = (request.body.messages as Array<{ role: string }>).filter((m) => m.role === "assistant")
+          return {
+            json:
+              answered.length === 0
+                ? message(
+                    [
+                      {
+                        type: "tool_use",
+                        id: "toolu_1",
+                        name: "world_tools_file_read",
+                        input: { path: "package.json" }
+                      }
+                    ],
+                    "tool_use"
+                  )
+                : message([{ type: "text", text: JSON.stringify(sections) }], "end_turn")
+          }
+        })
+        const run = yield* Effect.promise(() =>
+          ugent(["report", "--root", root, "--json", "--stores", "memory"], {
+            cwd: emptyFolder(),
+            env: {
+              ...clean,
+              UGENT_MODEL: "anthropic:claude-sonnet-4-5",
+              ANTHROPIC_API_KEY: "sk-ant-test",
+              ANTHROPIC_BASE_URL: server.url
+            }
+          })
+        )
+        assert.strictEqual(run.code, 0, run.stderr)
+        const report = Schema.decodeUnknownSync(Report.Report)((onlyJson(run) as { report: unknown }).report)
+        assert.deepStrictEqual([report.mode, report.model], ["model", "anthropic:claude-sonnet-4-5"])
+        assert.deepStrictEqual(report.nextSteps, sections.nextSteps)
+        assert.deepStrictEqual(
+          report.attribution.filesRead.map((f) => [f.path, f.via]),
+          [["package.json", "world.tools.file.read"]]
+        )
+        const request = server.received.find((r) => r.method === "POST")!.body
+        assert.include(
+          request.tools.map((t: { name: string }) => t.name),
+          "world_tools_git_status"
+        )
+      }).pipe(Effect.scoped)
+    )
+
     it("a model that is not configured right fails before the first step, in one line, exit code 2", slow, async () => {
       const run = await ugent(["report", "--root", emptyFolder()], {
         cwd: emptyFolder(),
