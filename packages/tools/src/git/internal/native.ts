@@ -404,10 +404,20 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
       budget: Budget
     ): Effect.Effect<Array<LogRecord>, GitFailed | RunFailed> =>
       Effect.gen(function* () {
+        // With no room for hunks, git is not asked for patches: each file's hunks are known dropped from its counts.
+        const noHunks = shape.maxDiffSize === 0
         const tokenizer = new Tokenizer(logParser(() => new ChangesAcc(shape), budget))
-        const run = yield* git(repo, args, (c) => tokenizer.feed(c))
+        const run = yield* git(repo, noHunks ? args.filter((a) => a !== "-p") : args, (c) => tokenizer.feed(c))
         if (run.code !== 0) return yield* Effect.fail(new RunFailed(run))
-        return tokenizer.end()
+        const records = tokenizer.end()
+        if (noHunks) {
+          for (const record of records) {
+            for (const file of record.changes.files) {
+              if (file.wantsHunks && file.additions + file.deletions > 0) file.truncated = true
+            }
+          }
+        }
+        return records
       })
 
     /** A failed `git log` of a checked revision: a revision that names nothing, unless git said the repository is broken. */
