@@ -88,6 +88,29 @@ describe.skipIf(!hasGit)("the jail through the served road", () => {
     assert.isFalse(result.isError === true, text(result))
   })
 
+  it(
+    "threat 34 over MCP: a repository whose alternates name a store outside the root shows none of it",
+    slow,
+    async () => {
+      const outside = mkdtempSync(join(tmpdir(), "ugent-outside-"))
+      try {
+        git(outside, "init", "-q")
+        writeFileSync(join(outside, "notes.txt"), "OUTSIDE-SECRET\n")
+        git(outside, "add", ".")
+        git(outside, "commit", "-qm", "outside history")
+        git(root, "clone", "-q", "--shared", outside, join(root, "copy"))
+        const result = await call("world_tools_git_log", { repository: "copy", includeDiff: true, maxDiffSize: 100000 })
+        assert.isTrue(result.isError, text(result))
+        assert.deepInclude(failureOf(result), { _tag: "NotARepository" })
+        assert.match(text(result), /alternates/)
+        assert.notInclude(text(result), "OUTSIDE-SECRET")
+        assert.notInclude(text(result), "outside history")
+      } finally {
+        rmSync(outside, { recursive: true, force: true })
+      }
+    }
+  )
+
   it("threat 35 over MCP: a glob through a link to / lists nothing", slow, async () => {
     const control = await call("world_tools_file_glob", { pattern: "*.md" })
     assert.deepStrictEqual((control.structuredContent as { files?: Array<string> }).files, ["README.md"])
