@@ -130,6 +130,8 @@ export const watch = (router: HttpRouter.HttpRouter, path: string, limits: Limit
     ...router,
     add: (method, route, handler, options) => {
       if (route === path && typeof handler === "function") {
+        // The router types handlers generically (any E, R); McpServer's handler for its path is a function of
+        // the request that never fails, which is what Handler names.
         const h = handler as unknown as Handler
         if (method === "POST") return router.add(method, route, wrapPost(h), options)
         if (method === "DELETE") {
