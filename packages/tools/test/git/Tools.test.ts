@@ -199,6 +199,17 @@ describe.skipIf(gate.skip)(`git tools${gate.note}`, () => {
         )
         expect(zero.files.every((f) => f.hunks.length === 0)).toBe(true)
         expect(zero.truncated).toBe(true)
+        const zeroLog = await runWith(
+          history.dir,
+          backend,
+          GitLog.log.run({ limit: 2, includeDiff: true, maxDiffSize: 0 })
+        )
+        const logged = zeroLog.commits.flatMap((c) => c.diff?.files ?? [])
+        expect(logged.length).toBeGreaterThan(0)
+        for (const f of logged) {
+          expect(f.hunks).toEqual([])
+          expect(f.truncated === true).toBe(!f.binary && f.additions + f.deletions > 0)
+        }
         const noContext = await runWith(
           history.dir,
           backend,

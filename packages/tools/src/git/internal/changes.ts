@@ -172,7 +172,7 @@ export const admitHunks = (file: FileAcc, hunks: ReadonlyArray<Results.Hunk>, bu
 /** The files of one diff. */
 export class ChangesAcc {
   readonly files: Array<FileAcc> = []
-  private readonly shape: DiffShape
+  readonly shape: DiffShape
   constructor(shape: DiffShape) {
     this.shape = shape
   }

@@ -367,18 +367,18 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
     const resolve = (repo: Repository, rev: string): Effect.Effect<string, RevisionError> =>
       Effect.map(resolveAll(repo, [rev]), (h) => h[0]!)
 
+    // With no room for hunks (maxDiffSize 0), git is not asked for patches at all (-U and --inter-hunk-context
+    // would imply them); the counts still come from the same algorithm and whitespace rule. See markUnasked.
     const diffFlags = (shape: DiffShape): Array<string> => [
       "--raw",
       "--numstat",
-      "-p",
+      ...(shape.maxDiffSize === 0 ? [] : ["-p", `-U${shape.contextLines}`, "--inter-hunk-context=0"]),
       "--no-color",
       "--no-ext-diff",
       "--no-textconv",
       "--find-renames",
       "--diff-algorithm=myers",
       "--indent-heuristic",
-      `-U${shape.contextLines}`,
-      "--inter-hunk-context=0",
       "--src-prefix=a/",
       "--dst-prefix=b/",
       "--no-relative",
@@ -386,6 +386,14 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
       "--no-abbrev",
       ...(shape.ignoreWhitespace ? ["-w"] : [])
     ]
+
+    /** Without patches, a file whose lines changed had hunks, all left out: it is truncated, as the budget would say. */
+    const markUnasked = (changes: ChangesAcc): void => {
+      if (changes.shape.maxDiffSize !== 0) return
+      for (const file of changes.files) {
+        if (file.wantsHunks && file.additions + file.deletions > 0) file.truncated = true
+      }
+    }
 
     const toCommit = (record: LogRecord, withDiff: boolean): Results.Commit => {
       const changes = record.changes.toJSON()
@@ -404,19 +412,11 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
       budget: Budget
     ): Effect.Effect<Array<LogRecord>, GitFailed | RunFailed> =>
       Effect.gen(function* () {
-        // With no room for hunks, git is not asked for patches: each file's hunks are known dropped from its counts.
-        const noHunks = shape.maxDiffSize === 0
         const tokenizer = new Tokenizer(logParser(() => new ChangesAcc(shape), budget))
-        const run = yield* git(repo, noHunks ? args.filter((a) => a !== "-p") : args, (c) => tokenizer.feed(c))
+        const run = yield* git(repo, args, (c) => tokenizer.feed(c))
         if (run.code !== 0) return yield* Effect.fail(new RunFailed(run))
         const records = tokenizer.end()
-        if (noHunks) {
-          for (const record of records) {
-            for (const file of record.changes.files) {
-              if (file.wantsHunks && file.additions + file.deletions > 0) file.truncated = true
-            }
-          }
-        }
+        for (const record of records) markUnasked(record.changes)
         return records
       })
 
@@ -497,6 +497,7 @@ export const makeNative: Effect.Effect<GitBackendShape, never, ChildProcessSpawn
         )
         if (run.code !== 0) return yield* failed("diff", run)
         tokenizer.end()
+        markUnasked(acc)
         return acc.toJSON()
       })
 
