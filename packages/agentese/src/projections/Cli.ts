@@ -25,7 +25,7 @@ import { Sandbox } from "@ugent/tools"
 import { AuditStore } from "@ugent/wrappers"
 import { Cause, Console, Context, Effect, Exit, Fiber, Layer, Logger, Option, Predicate, Runtime, Schema } from "effect"
 import { Argument, CliError, CliOutput, Command, Flag } from "effect/cli"
-import { LanguageModel } from "effect/ai"
+import { type AiError, LanguageModel } from "effect/ai"
 import * as Agent from "../Agent.ts"
 import * as Catalog from "../Catalog.ts"
 import * as Human from "../Human.ts"
@@ -423,6 +423,40 @@ const onRoad = <A>(
   effect: Effect.Effect<A, never, Server.Services>
 ): Effect.Effect<A, UsageError> => Effect.provide(effect, Server.layer(options)).pipe(Effect.mapError(startupProblem))
 
+/**
+ * Runs `effect` on the road with the model `UGENT_MODEL` configures: a wrong provider, key, URL or model is
+ * `ModelNotReady` before anything runs; a model that fails mid-way is the `ModelFailed` result, not a failure.
+ */
+const onRoadWithModel = <A>(
+  setup: Server.Options,
+  effect: Effect.Effect<A, AiError.AiError, Server.Services | LanguageModel.LanguageModel>
+) =>
+  Effect.gen(function* () {
+    yield* Model.check.pipe(Effect.mapError((e) => new ModelNotReady({ problem: e.message })))
+    const model = yield* LanguageModel.LanguageModel
+    return yield* onRoad(
+      { ...setup, model: Layer.succeed(LanguageModel.LanguageModel, model) },
+      effect.pipe(
+        Effect.provideService(LanguageModel.LanguageModel, model),
+        Effect.map((value) => ({ _tag: "Ran" as const, value })),
+        Effect.catch((error) => Effect.succeed({ _tag: "ModelFailed" as const, error })),
+        askOnTerminal(true)
+      )
+    )
+  }).pipe(
+    Effect.provide(Model.fromEnv()),
+    Effect.mapError((e) => (e._tag === "ModelConfigError" ? new ModelNotReady({ problem: e.message }) : e))
+  )
+
+/** A model that is not ready, said in one line (or one JSON object), then the exit code 2. */
+const modelNotReady = (json: boolean) => (error: ModelNotReady) =>
+  Effect.andThen(
+    json
+      ? printJson({ ok: false, error: { _tag: error._tag, message: error.message }, kind: "model" })
+      : Console.error(`ugent: ${error.message}`),
+    Effect.fail(error)
+  )
+
 // ---------------------------------------------------------------------------
 // Commands
 // ---------------------------------------------------------------------------
@@ -731,30 +765,16 @@ const agent = Command.make(
         { ...flags, timeout: Option.none() },
         { stores: "sqlite", proofKey: true, profile: "local" }
       )
-      const notReady = (e: { readonly message: string }) => new ModelNotReady({ problem: e.message })
-      const result = yield* Effect.gen(function* () {
-        // A wrong provider, key, URL or model: one line before the first step.
-        yield* Model.check.pipe(Effect.mapError(notReady))
-        const model = yield* LanguageModel.LanguageModel
-        return yield* onRoad(
-          { ...setup, model: Layer.succeed(LanguageModel.LanguageModel, model) },
-          Agent.run({
-            prompt: flags.task,
-            maxSteps: flags.steps,
-            maxTokens: Option.getOrUndefined(flags.maxTokens),
-            timeout,
-            calls: flags.calls,
-            onStep: flags.json ? undefined : printStep
-          }).pipe(
-            Effect.provideService(LanguageModel.LanguageModel, model),
-            Effect.map((r) => ({ _tag: "Ran" as const, result: r })),
-            Effect.catch((error) => Effect.succeed({ _tag: "ModelFailed" as const, error })),
-            askOnTerminal(true)
-          )
-        )
-      }).pipe(
-        Effect.provide(Model.fromEnv()),
-        Effect.mapError((e) => (e._tag === "ModelConfigError" ? notReady(e) : e))
+      const result = yield* onRoadWithModel(
+        setup,
+        Agent.run({
+          prompt: flags.task,
+          maxSteps: flags.steps,
+          maxTokens: Option.getOrUndefined(flags.maxTokens),
+          timeout,
+          calls: flags.calls,
+          onStep: flags.json ? undefined : printStep
+        })
       )
       if (result._tag === "ModelFailed") {
         const error = { _tag: result.error._tag, message: result.error.message }
@@ -762,7 +782,7 @@ const agent = Command.make(
         else yield* Console.error(`ugent: the model failed: ${result.error.message}`)
         return yield* new CallFailed({ path: "agent", tag: "AiError" })
       }
-      const run = result.result
+      const run = result.value
       if (flags.json) yield* printJson(transcriptOf(run))
       else if (run._tag === "Complete") yield* Console.log(run.text)
       else {
@@ -772,14 +792,7 @@ const agent = Command.make(
       if (run._tag === "Incomplete") return yield* new CallFailed({ path: "agent", tag: "Incomplete" })
     }).pipe(
       Effect.catchTag("UsageError", usage(flags.json)),
-      Effect.catchTag("ModelNotReady", (error) =>
-        Effect.andThen(
-          flags.json
-            ? printJson({ ok: false, error: { _tag: error._tag, message: error.message }, kind: "model" })
-            : Console.error(`ugent: ${error.message}`),
-          Effect.fail(error)
-        )
-      )
+      Effect.catchTag("ModelNotReady", modelNotReady(flags.json))
     )
 ).pipe(
   Command.withDescription(
@@ -919,32 +932,17 @@ const report = Command.make(
               withProgress("gathering the report", Report.make({ root: setup.root }))
             )
           : yield* Effect.gen(function* () {
-              const notReady = (e: { readonly message: string }) => new ModelNotReady({ problem: e.message })
-              // A wrong provider, key, URL or model: one line before the first step.
-              yield* Model.check.pipe(Effect.mapError(notReady))
-              const model = yield* LanguageModel.LanguageModel
               const author = Report.withModel({
                 model: mode.model,
                 maxCalls: flags.maxCalls,
                 onStep: flags.json ? undefined : printStep
               })
-              const ran = yield* onRoad(
-                { ...setup, model: Layer.succeed(LanguageModel.LanguageModel, model) },
-                Report.make({ root: setup.root, author }).pipe(
-                  Effect.provideService(LanguageModel.LanguageModel, model),
-                  Effect.map((report) => ({ _tag: "Made" as const, report })),
-                  Effect.catch((error) => Effect.succeed({ _tag: "ModelFailed" as const, error })),
-                  askOnTerminal(true)
-                )
-              )
+              const ran = yield* onRoadWithModel(setup, Report.make({ root: setup.root, author }))
               if (ran._tag === "ModelFailed") {
                 return yield* new ModelNotReady({ problem: `the model failed: ${ran.error.message}` })
               }
-              return ran.report
-            }).pipe(
-              Effect.provide(Model.fromEnv()),
-              Effect.mapError((e) => (e._tag === "ModelConfigError" ? new ModelNotReady({ problem: e.message }) : e))
-            )
+              return ran.value
+            })
       const saved = yield* Report.save(setup.root, made).pipe(
         Effect.mapError((e) => new UsageError({ problem: e.message }))
       )
@@ -954,14 +952,7 @@ const report = Command.make(
       yield* Console.error(`ugent: report saved to ${saved.markdown} and ${saved.json}`)
     }).pipe(
       Effect.catchTag("UsageError", usage(flags.json)),
-      Effect.catchTag("ModelNotReady", (error) =>
-        Effect.andThen(
-          flags.json
-            ? printJson({ ok: false, error: { _tag: error._tag, message: error.message }, kind: "model" })
-            : Console.error(`ugent: ${error.message}`),
-          Effect.fail(error)
-        )
-      )
+      Effect.catchTag("ModelNotReady", modelNotReady(flags.json))
     )
 ).pipe(
   Command.withDescription(
