@@ -15,7 +15,7 @@ import { Trust } from "@ugent/core"
 import { GitBackend, GitBlame, GitDiff, GitLog, GitStatus, Workspace } from "@ugent/tools"
 import { type Effect, Layer, ManagedRuntime } from "effect"
 import { generatedRepo, hasGit } from "../packages/tools/test/git/fixtures.ts"
-import { type Bench, type Row, row } from "./Bench.ts"
+import { type Bench, pairedMs, type Row, row } from "./Bench.ts"
 
 const run = promisify(execFile)
 
@@ -26,32 +26,6 @@ type Services = Workspace.Workspace | GitBackend.GitBackend | Trust.L0
 
 const runtimeFor = (root: string, backend: Layer.Layer<GitBackend.GitBackend>) =>
   ManagedRuntime.make(Layer.mergeAll(Workspace.layer({ root }).pipe(Layer.orDie), backend, Trust.grant(0)))
-
-const median = (xs: Array<number>) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
-
-/**
- * Median wall times of the baseline and ours, measured alternately (after one
- * warm-up each), so a change in the load of a shared machine hits both alike.
- */
-const paired = async (
-  baseline: () => Promise<unknown>,
-  ours: () => Promise<unknown>,
-  samples: number
-): Promise<readonly [number, number]> => {
-  await baseline()
-  await ours()
-  const a: Array<number> = []
-  const b: Array<number> = []
-  for (let i = 0; i < samples; i++) {
-    let t = performance.now()
-    await baseline()
-    a.push(performance.now() - t)
-    t = performance.now()
-    await ours()
-    b.push(performance.now() - t)
-  }
-  return [median(a), median(b)]
-}
 
 interface Case {
   readonly name: string
@@ -105,9 +79,9 @@ const bench: Bench = {
       try {
         for (const c of cases) {
           const cli = () => git(c.cli)
-          const [b1, ours] = await paired(cli, () => native.runPromise(c.tool), 11)
+          const [b1, ours] = await pairedMs(cli, () => native.runPromise(c.tool), 11)
           rows.push(row(`native: ${c.name}`, b1, ours, "ms", { target: "≤ 1.5" }))
-          const [b2, cold] = await paired(
+          const [b2, cold] = await pairedMs(
             cli,
             async () => {
               const fresh = runtimeFor(repo.dir, GitBackend.layerIsomorphic)
@@ -120,7 +94,7 @@ const bench: Bench = {
             5
           )
           rows.push(row(`isomorphic cold: ${c.name}`, b2, cold, "ms", { note: "fresh backend, no object cache" }))
-          const [b3, hot] = await paired(cli, () => warm.runPromise(c.tool), 9)
+          const [b3, hot] = await pairedMs(cli, () => warm.runPromise(c.tool), 9)
           rows.push(
             row(`isomorphic warm: ${c.name}`, b3, hot, "ms", {
               ...(c.name.startsWith("log") ? { target: "≤ 20" } : {}),

@@ -26,7 +26,7 @@ import { promisify } from "node:util"
 import { Invoke, Report, Server } from "@ugent/agentese"
 import { Effect, ManagedRuntime } from "effect"
 import { generatedRepo, hasGit } from "../packages/tools/test/git/fixtures.ts"
-import { type Bench, type Row, row } from "./Bench.ts"
+import { type Bench, pairedMs, type Row, row } from "./Bench.ts"
 
 const run = promisify(execFile)
 const bin = fileURLToPath(new URL("../packages/agentese/bin/ugent.js", import.meta.url))
@@ -34,28 +34,6 @@ const bin = fileURLToPath(new URL("../packages/agentese/bin/ugent.js", import.me
 const COMMITS = 5000
 const FILES = 3000
 const TODO = ["TO", "DO"].join("")
-
-const median = (xs: Array<number>) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
-
-const paired = async (
-  baseline: () => Promise<unknown>,
-  ours: () => Promise<unknown>,
-  samples: number
-): Promise<readonly [number, number]> => {
-  await baseline()
-  await ours()
-  const a: Array<number> = []
-  const b: Array<number> = []
-  for (let i = 0; i < samples; i++) {
-    let t = performance.now()
-    await baseline()
-    a.push(performance.now() - t)
-    t = performance.now()
-    await ours()
-    b.push(performance.now() - t)
-  }
-  return [median(a), median(b)]
-}
 
 /** A project on top of the generated history: manifest, DEVLOG, markers, tests, CI, uncommitted work. */
 const decorate = (repo: ReturnType<typeof generatedRepo>) => {
@@ -147,7 +125,7 @@ const bench: Bench = {
         .map((c) => `${c} > /dev/null`)
         .join("; ")
 
-      const [b1, inProcess] = await paired(
+      const [b1, inProcess] = await pairedMs(
         () => sh(shellFacts),
         () => Effect.runPromise(Report.run({ root })),
         5
@@ -159,7 +137,7 @@ const bench: Bench = {
         })
       )
 
-      const [b2, cli] = await paired(
+      const [b2, cli] = await pairedMs(
         () => sh(shellFacts),
         () => run(process.execPath, [bin, "report", "--root", root, "--json"], { maxBuffer: 64 * 1024 * 1024 }),
         3
@@ -170,7 +148,7 @@ const bench: Bench = {
           note: "baseline: the same shell commands"
         })
       )
-      const [b3, start] = await paired(
+      const [b3, start] = await pairedMs(
         () => sh("true"),
         () => run(process.execPath, [bin, "--version"]),
         3
@@ -198,7 +176,7 @@ const bench: Bench = {
             await run("git", args, { cwd: root, maxBuffer: 512 * 1024 * 1024 })
           }
         }
-        const [b4, gitOurs] = await paired(git, ours, 7)
+        const [b4, gitOurs] = await pairedMs(git, ours, 7)
         rows.push(
           row(
             `git facts: status, log of 100 commits with files, ${blames.length} blame windows (through the road)`,
