@@ -4,8 +4,8 @@
 // `COLLATE "C"` so PostgreSQL orders ids and keys like SQLite and JavaScript
 // do, whatever the database's locale) the statement asks the client which
 // dialect it speaks.
-import { Effect } from "effect"
-import { Migrator, SqlClient } from "effect/sql"
+import { Effect, Schedule } from "effect"
+import { Migrator, SqlClient, SqlError } from "effect/sql"
 import { StoreError } from "../../StoreError.ts"
 
 /** `double precision` on PostgreSQL, `REAL` on SQLite. */
@@ -99,9 +99,27 @@ const sets = { trace: traces, audit, memory } as const
 
 const run = Migrator.make({})
 
+/**
+ * A lock another process holds. The migrator reads the migrations table, then
+ * writes it, in one deferred transaction; on SQLite a writer that commits in
+ * between makes that upgrade fail at once with SQLITE_BUSY (the busy timeout
+ * does not apply, as waiting could deadlock), so the whole run is retried.
+ */
+const lockedByAnother = (error: Migrator.MigrationError | SqlError.SqlError): boolean => {
+  const sql = SqlError.isSqlError(error) ? error : SqlError.isSqlError(error.cause) ? error.cause : undefined
+  return sql?.reason._tag === "LockTimeoutError"
+}
+
+/** About 5 s in all: many processes starting on one workspace (editors, CLI calls) each get their turn. */
+const whileLocked = Schedule.min([Schedule.exponential("5 millis", 1.5), Schedule.spaced("500 millis")]).pipe(
+  Schedule.jittered,
+  Schedule.upTo({ duration: "5 seconds" })
+)
+
 /** Brings the store's tables up to date; safe to run from several processes at once. */
 export const migrate = (store: keyof typeof sets): Effect.Effect<void, StoreError, SqlClient.SqlClient> =>
   run({ loader: Migrator.fromRecord(sets[store]), table: `ugent_${store}_migrations` }).pipe(
+    Effect.retry({ schedule: whileLocked, while: lockedByAnother }),
     Effect.asVoid,
     Effect.mapError((cause) => new StoreError({ store, operation: "migrate its tables", detail: cause.message, cause }))
   )
