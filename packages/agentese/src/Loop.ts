@@ -55,7 +55,7 @@ export class LoopDetector extends Context.Service<LoopDetector, LoopDetectorShap
 interface Seen {
   fingerprint: string
   epoch: number
-  /** When the identical results came back (epoch milliseconds), oldest first. */
+  /** When the identical results came back (epoch milliseconds), oldest first: at most `count` of them, within the window. */
   times: Array<number>
 }
 
@@ -102,17 +102,23 @@ export const layerMemory: Layer.Layer<LoopDetector> = Layer.sync(LoopDetector, (
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
         const s = seen.get(key)
         if (s === undefined || s.epoch !== epoch) return Effect.void
-        const recent = s.times.filter((t) => now - t < settings.windowMillis)
-        return recent.length >= settings.count
-          ? Effect.fail(new LoopDetected({ path, count: recent.length, windowMillis: settings.windowMillis }))
-          : Effect.void
+        // Times are in order: `count` of them within the window means the last `count` are.
+        const { times } = s
+        const first = times.length - settings.count
+        if (first < 0 || now - times[first]! >= settings.windowMillis) return Effect.void
+        const recent = times.length - times.findIndex((t) => now - t < settings.windowMillis)
+        return Effect.fail(new LoopDetected({ path, count: recent, windowMillis: settings.windowMillis }))
       }),
     record: (key, fingerprint, settings) =>
       Effect.map(Clock.currentTimeMillis, (now) => {
         const s = seen.get(key)
         if (s !== undefined && s.epoch === epoch && s.fingerprint === fingerprint) {
-          s.times.push(now)
-          while (s.times.length > 0 && now - s.times[0]! >= settings.windowMillis) s.times.shift()
+          const { times } = s
+          times.push(now)
+          // Only the last `count` times within the window can make a loop: keep no more (O(count) per call).
+          let drop = Math.max(0, times.length - settings.count)
+          while (drop < times.length && now - times[drop]! >= settings.windowMillis) drop++
+          if (drop > 0) times.splice(0, drop)
         } else {
           seen.set(key, { fingerprint, epoch, times: [now] })
         }

@@ -14,7 +14,15 @@
  *
  * @since 0.1.0
  */
-import { createHash, createHmac, createSecretKey, type KeyObject, randomBytes, timingSafeEqual } from "node:crypto"
+import {
+  createHash,
+  createHmac,
+  hash as oneShot,
+  createSecretKey,
+  type KeyObject,
+  randomBytes,
+  timingSafeEqual
+} from "node:crypto"
 import { Clock, Context, Effect, Layer, Option, Schema, SchemaIssue, SchemaTransformation } from "effect"
 import type { Kind } from "./ToolError.ts"
 
@@ -185,7 +193,7 @@ const verifyToken = (key: Uint8Array, token: string): Option.Option<ProofImpl> =
  * @category hashing
  * @since 0.1.0
  */
-export const hash = (content: Uint8Array | string): string => createHash("sha256").update(content).digest("hex")
+export const hash = (content: Uint8Array | string): string => oneShot("sha256", content, "hex")
 
 /**
  * Issues a signed proof for content just shown to a caller. Only tools that

@@ -3,7 +3,7 @@ import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { ReadProof } from "@ugent/core"
 import { Workspace } from "@ugent/tools"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { fixture, OUTSIDE_SECRET, withWorkspace } from "./fixture.ts"
 
 const failure = (path: string, expect: "file" | "directory" | "any" = "any") =>
@@ -61,6 +61,24 @@ describe("Workspace", () => {
           assert.isFalse(Workspace.isInside("/srv/app", "/srv"))
         })
       )
+    )
+
+    it.prop(
+      "containment is decided by whole segments, however the paths are spelled",
+      {
+        root: Schema.Array(Schema.Literals(["/", "a", "ab", "a_b", "b"])),
+        rest: Schema.Array(Schema.Literals(["/", "a", "ab", "b", "_"]))
+      },
+      ({ root, rest }) => {
+        const segments = (p: string) => p.split("/").filter((s) => s !== "")
+        const r = `/${root.join("")}`
+        const c = `/${root.join("")}${rest.join("")}`
+        const rs = segments(r)
+        const cs = segments(c)
+        const inside = cs.length >= rs.length && rs.every((s, i) => cs[i] === s)
+        assert.strictEqual(Workspace.isInside(r, c), inside, `${r} ⊇ ${c}`)
+      },
+      { arbitrary: { runs: 2000 } }
     )
 
     it.effect("'..' in every position never leaves the root", () =>

@@ -8,14 +8,13 @@
  * @internal
  */
 import * as fs from "node:fs"
-import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 import { Effect } from "effect"
 import type { FileKind } from "./errors.ts"
 import { type OpenError, withVerifiedDirectory } from "./open.ts"
 import { isInside, relativeTo } from "./paths.ts"
 import type { Jail, ResolvedPath } from "./resolve.ts"
-import { call, kindOf, mapError } from "./system.ts"
+import { callSync, kindOf, mapError } from "./system.ts"
 
 export interface Entry {
   readonly name: string
@@ -80,7 +79,7 @@ const inspect = (jail: Jail, dir: ResolvedPath, base: string, name: string): Ent
 export const listDirectory = (jail: Jail, dir: ResolvedPath): Effect.Effect<ReadonlyArray<Entry>, OpenError> =>
   withVerifiedDirectory(jail, dir.input, dir.real, (base) =>
     Effect.map(
-      call(() => fsp.readdir(base), mapError(dir.input, "list", "directory")),
+      callSync(() => fs.readdirSync(base), mapError(dir.input, "list", "directory")),
       (names) => {
         const entries: Array<Entry> = []
         for (const name of names) {

@@ -7,14 +7,18 @@
  * `stat` before opening, the open uses `O_NONBLOCK | O_NOFOLLOW` (a FIFO
  * cannot block it, a link swapped in at the last segment makes it fail), and
  * `fstat` on the descriptor decides. Reads stop at the byte limit, so a file
- * that grows while read, or lies about its size, cannot exceed it.
+ * that grows while read, or lies about its size, cannot exceed it. The calls
+ * are synchronous: a regular local file of at most the byte limit, opened
+ * non-blocking, costs a few microseconds per call (a file system that hangs,
+ * such as a lost network mount, would stall the server; a thread-pool round
+ * trip per call cost more than the work on every read).
  *
  * @internal
  */
 
 import { isUtf8 } from "node:buffer"
+import * as fs from "node:fs"
 import { constants, type Stats } from "node:fs"
-import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 import { Effect } from "effect"
 import {
@@ -32,7 +36,7 @@ import {
 } from "./errors.ts"
 import { isInside, relativeTo } from "./paths.ts"
 import type { Jail, ResolvedPath } from "./resolve.ts"
-import { attempt, call, kindOf, mapError } from "./system.ts"
+import { attemptSync, callSync, kindOf, mapError } from "./system.ts"
 
 /** How many leading bytes decide whether a file is binary. */
 export const sniffBytes = 8192
@@ -60,7 +64,7 @@ export const fdPath = (fd: number): string => `/proc/self/fd/${fd}`
  */
 export const verifyDescriptor = (
   jail: Jail,
-  handle: fsp.FileHandle,
+  fd: number,
   input: string,
   expected: string,
   st: Stats
@@ -68,7 +72,7 @@ export const verifyDescriptor = (
   Effect.gen(function* () {
     if (jail.procFd) {
       // An unreadable descriptor path is treated like a deleted file: a mismatch, refused below.
-      const actual = yield* attempt(() => fsp.readlink(fdPath(handle.fd))).pipe(
+      const actual = yield* attemptSync(() => fs.readlinkSync(fdPath(fd))).pipe(
         Effect.orElseSucceed(() => `${expected} (deleted)`)
       )
       if (!isInside(jail.root, actual)) return yield* new OutsideWorkspace({ path: input, reason: "symlink-target" })
@@ -77,7 +81,7 @@ export const verifyDescriptor = (
       if (actual !== expected) return yield* new ConcurrentChange({ path: input, retryable: true })
       return
     }
-    const now = yield* attempt(() => fsp.stat(expected)).pipe(Effect.option)
+    const now = yield* attemptSync(() => fs.statSync(expected)).pipe(Effect.option)
     if (now._tag === "None" || now.value.dev !== st.dev || now.value.ino !== st.ino) {
       return yield* new ConcurrentChange({ path: input, retryable: true })
     }
@@ -92,25 +96,35 @@ const openError = (input: string, expect: "file" | "directory") => (u: unknown) 
   return mapError(input, "open", expect)(u)
 }
 
+/** Closes a descriptor the jail opened; closing cannot fail in a way a caller could act on. */
+const closeFd = (fd: number) =>
+  Effect.sync(() => {
+    try {
+      fs.closeSync(fd)
+    } catch {
+      // EBADF or EIO on close: the descriptor is released either way.
+    }
+  })
+
 /**
  * Opens a checked regular file for reading and verifies the descriptor; the
- * handle is closed when the scope of `use` ends.
+ * descriptor is closed when the scope of `use` ends.
  */
 export const withVerifiedFile = <A, E, R>(
   jail: Jail,
   resolved: ResolvedPath,
-  use: (handle: fsp.FileHandle, st: Stats) => Effect.Effect<A, E, R>
+  use: (fd: number, st: Stats) => Effect.Effect<A, E, R>
 ): Effect.Effect<A, E | OpenError, R> =>
   Effect.acquireUseRelease(
-    call(() => fsp.open(resolved.real, readFlags), openError(resolved.input, "file")),
-    (handle) =>
+    callSync(() => fs.openSync(resolved.real, readFlags), openError(resolved.input, "file")),
+    (fd) =>
       Effect.gen(function* () {
-        const st = yield* call(() => handle.stat(), mapError(resolved.input, "inspect", "file"))
+        const st = yield* callSync(() => fs.fstatSync(fd), mapError(resolved.input, "inspect", "file"))
         if (!st.isFile()) return yield* new NotAFile({ path: resolved.input, kind: kindOf(st) })
-        yield* verifyDescriptor(jail, handle, resolved.input, resolved.real, st)
-        return yield* use(handle, st)
+        yield* verifyDescriptor(jail, fd, resolved.input, resolved.real, st)
+        return yield* use(fd, st)
       }),
-    (handle) => Effect.promise(() => handle.close())
+    closeFd
   )
 
 /**
@@ -125,14 +139,14 @@ export const withVerifiedDirectory = <A, E, R>(
   use: (base: string) => Effect.Effect<A, E, R>
 ): Effect.Effect<A, E | OpenError, R> =>
   Effect.acquireUseRelease(
-    call(() => fsp.open(real, dirFlags), openError(input, "directory")),
-    (handle) =>
+    callSync(() => fs.openSync(real, dirFlags), openError(input, "directory")),
+    (fd) =>
       Effect.gen(function* () {
-        const st = yield* call(() => handle.stat(), mapError(input, "inspect", "directory"))
-        yield* verifyDescriptor(jail, handle, input, real, st)
-        return yield* use(jail.procFd ? fdPath(handle.fd) : real)
+        const st = yield* callSync(() => fs.fstatSync(fd), mapError(input, "inspect", "directory"))
+        yield* verifyDescriptor(jail, fd, input, real, st)
+        return yield* use(jail.procFd ? fdPath(fd) : real)
       }),
-    (handle) => Effect.promise(() => handle.close())
+    closeFd
   )
 
 /** Why the first bytes of a file say it is binary, if they do. */
@@ -164,7 +178,7 @@ export const readVerified = (
   resolved: ResolvedPath,
   options: { readonly maxBytes: number; readonly text: boolean }
 ): Effect.Effect<FileBytes, OpenError | BinaryFile | FileTooLarge> =>
-  withVerifiedFile(jail, resolved, (handle, stats) =>
+  withVerifiedFile(jail, resolved, (fd, stats) =>
     Effect.gen(function* () {
       const { maxBytes } = options
       if (stats.size > maxBytes) {
@@ -172,14 +186,15 @@ export const readVerified = (
       }
       // Reading `maxBytes + 1` bytes proves a file too large, whatever size it claimed.
       const cap = maxBytes + 1
-      let buffer = Buffer.allocUnsafe(Math.min(Math.max(stats.size + 1, 65536), cap))
+      // Room for the stated size and one byte more (the end is seen without a second buffer), at least 4 KB (pooled); it grows if the file does.
+      let buffer = Buffer.allocUnsafe(Math.min(Math.max(stats.size + 1, 4096), cap))
       let length = 0
       const readInto = (want: number) =>
-        call(() => handle.read(buffer, length, want, null), mapError(resolved.input, "read", "file"))
+        callSync(() => fs.readSync(fd, buffer, length, want, null), mapError(resolved.input, "read", "file"))
       if (options.text) {
         const window = Math.min(sniffBytes, buffer.length)
         while (length < window) {
-          const { bytesRead } = yield* readInto(window - length)
+          const bytesRead = yield* readInto(window - length)
           if (bytesRead === 0) break
           length += bytesRead
         }
@@ -193,7 +208,7 @@ export const readVerified = (
           buffer.copy(grown, 0, 0, length)
           buffer = grown
         }
-        const { bytesRead } = yield* readInto(buffer.length - length)
+        const bytesRead = yield* readInto(buffer.length - length)
         if (bytesRead === 0) break
         length += bytesRead
       }
@@ -220,8 +235,8 @@ export const readEntryVerified = (
   if (resolved.kind === "missing") return Effect.fail(new NotFoundError({ path: resolved.input, expected: "file" }))
   if (resolved.kind === "symlink") {
     return withVerifiedDirectory(jail, resolved.input, path.dirname(resolved.real), (base) =>
-      call(
-        () => fsp.readlink(path.join(base, path.basename(resolved.real)), { encoding: "buffer" }),
+      callSync(
+        () => fs.readlinkSync(path.join(base, path.basename(resolved.real)), { encoding: "buffer" }),
         mapError(resolved.input, "read", "file")
       ).pipe(Effect.map((b) => new Uint8Array(b)))
     )

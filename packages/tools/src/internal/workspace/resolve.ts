@@ -8,6 +8,7 @@
  *
  * @internal
  */
+import * as fs from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 import { Effect } from "effect"
@@ -23,7 +24,7 @@ import {
 } from "./errors.ts"
 import { isInside, lexical, relativeTo } from "./paths.ts"
 import type { CompiledPolicy } from "./policy.ts"
-import { attempt, call, kindOf, mapError } from "./system.ts"
+import { attempt, attemptSync, call, callSync, kindOf, mapError } from "./system.ts"
 
 export interface Jail {
   /** Canonical real path of the root. */
@@ -73,7 +74,7 @@ export const checkLexical = (
 
 /** The locations of the symbolic links met while resolving `abs` (which lies lexically inside the root). */
 const linkLocations = (jail: Jail, abs: string): Effect.Effect<ReadonlyArray<string>> =>
-  Effect.promise(async () => {
+  Effect.sync(() => {
     const links: Array<string> = []
     const pending = relativeTo(jail.root, abs)
       .split("/")
@@ -87,15 +88,19 @@ const linkLocations = (jail: Jail, abs: string): Effect.Effect<ReadonlyArray<str
         continue
       }
       const next = path.join(resolved, segment)
-      const st = await fsp.lstat(next).catch(() => undefined)
+      const st = fs.lstatSync(next, { throwIfNoEntry: false })
       if (st === undefined) break
       if (!st.isSymbolicLink()) {
         resolved = next
         continue
       }
       links.push(next)
-      const target = await fsp.readlink(next).catch(() => undefined)
-      if (target === undefined) break
+      let target: string
+      try {
+        target = fs.readlinkSync(next)
+      } catch {
+        break
+      }
       if (path.isAbsolute(target)) resolved = "/"
       pending.unshift(...target.split("/").filter((s) => s !== ""))
     }
@@ -131,10 +136,10 @@ const realpathOf = (
   abs: string,
   expected: "file" | "directory" | "any"
 ): Effect.Effect<string, PathError | NotADirectory> =>
-  attempt(() => fsp.realpath(abs)).pipe(
+  attemptSync(() => fs.realpathSync.native(abs)).pipe(
     Effect.catch((e) => {
       if (e.code !== "ENOENT") return Effect.fail(mapError(input, "resolve", expected)(e.cause))
-      return attempt(() => fsp.lstat(abs)).pipe(
+      return attemptSync(() => fs.lstatSync(abs)).pipe(
         Effect.matchEffect({
           onFailure: () => Effect.fail(new NotFound({ path: input, expected })),
           onSuccess: (st) =>
@@ -158,7 +163,7 @@ export const resolveExisting = (
     const { abs } = yield* checkLexical(jail, input)
     const real = yield* realpathOf(input, abs, expect)
     const relative = yield* checkReal(jail, input, abs, real)
-    const st = yield* call(() => fsp.stat(real), mapError(input, "inspect", expect))
+    const st = yield* callSync(() => fs.statSync(real), mapError(input, "inspect", expect))
     const kind = kindOf(st)
     if (expect === "file" && kind !== "file") return yield* new NotAFile({ path: input, kind })
     if (expect === "directory" && kind !== "directory") return yield* new NotADirectory({ path: input, kind })

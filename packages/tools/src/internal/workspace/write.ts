@@ -65,7 +65,7 @@ const openParent = (
     const verify = Effect.gen(function* () {
       const st = yield* call(() => handle.stat(), mapError(input, "inspect", "directory"))
       if (!st.isDirectory()) return yield* new NotADirectory({ path: input, kind: kindOf(st) })
-      yield* verifyDescriptor(jail, handle, input, expected, st)
+      yield* verifyDescriptor(jail, handle.fd, input, expected, st)
     })
     yield* verify
     for (const segment of missing) {

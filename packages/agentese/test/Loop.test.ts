@@ -1,0 +1,52 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Loop } from "@ugent/agentese"
+import { Effect, Schema } from "effect"
+import { TestClock } from "effect/testing"
+
+/** One step of a caller: wait, then call (the result is `same` or new), or write something. */
+const Step = Schema.Struct({
+  // Waits that land on the window's edges (60 s) as often as inside it.
+  waitMillis: Schema.Literals([0, 1, 10_000, 20_000, 30_000, 59_999, 60_000]),
+  act: Schema.Literals(["same", "other", "write"])
+})
+
+describe("Loop.layerMemory", () => {
+  it.effect.prop(
+    "refuses a call exactly when `count` identical results came back within the window since the last write",
+    {
+      steps: Schema.Array(Step).check(Schema.isMaxLength(40)),
+      count: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 4 }))
+    },
+    ({ steps, count }) =>
+      Effect.gen(function* () {
+        const settings = { count, windowMillis: 60_000 }
+        const loops = yield* Loop.LoopDetector
+        // The model: the times of the last result's fingerprint, since it changed or something was written.
+        let times: Array<number> = []
+        let last: string | undefined
+        let now = 0
+        for (const [i, step] of steps.entries()) {
+          yield* TestClock.adjust(step.waitMillis)
+          now += step.waitMillis
+          if (step.act === "write") {
+            yield* loops.progress
+            times = []
+            last = undefined
+            continue
+          }
+          const recent = times.filter((t) => now - t < settings.windowMillis).length
+          const refused = yield* Effect.flip(loops.check("k", "p", settings)).pipe(Effect.option)
+          assert.strictEqual(refused._tag === "Some", recent >= count, `step ${i}: ${recent} recent of ${count}`)
+          if (refused._tag === "Some") {
+            assert.strictEqual(refused.value.count, recent)
+            continue
+          }
+          const fingerprint = step.act === "same" ? "f" : `f${i}`
+          yield* loops.record("k", fingerprint, settings)
+          times = fingerprint === last ? [...times, now] : [now]
+          last = fingerprint
+        }
+      }).pipe(Effect.provide(Loop.layerMemory)),
+    { arbitrary: { runs: 300 } }
+  )
+})
