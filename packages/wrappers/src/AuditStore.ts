@@ -174,8 +174,9 @@ export const AuditAnalytics: typeof model.AuditAnalytics = model.AuditAnalytics
 export type AuditAnalytics = model.AuditAnalytics
 
 /**
- * The operations of an audit store: `record` writes one entry (an entry
- * whose id is already stored is ignored), `list` answers a filter newest
+ * The operations of an audit store: `record` writes one entry before it
+ * returns (an entry whose id is already stored is ignored), `append` writes
+ * one soon (before any read sees the store), `list` answers a filter newest
  * first (by `at`, then `id`), `analytics` summarizes a window.
  *
  * @category models
@@ -283,17 +284,20 @@ export const analyze: (entries: Iterable<AuditEntry>, window: model.TimeWindow) 
 export const makeMemory = (options?: { readonly capacity?: number | undefined }): model.AuditStoreShape => {
   const capacity = options?.capacity ?? 100_000
   const entries = new Map<string, AuditEntry>()
+  const record = (entry: AuditEntry) =>
+    Effect.sync(() => {
+      if (entries.has(entry.id)) return
+      entries.set(entry.id, entry)
+      while (entries.size > capacity) {
+        const oldest = entries.keys().next().value
+        if (oldest === undefined) break
+        entries.delete(oldest)
+      }
+    })
   return {
-    record: (entry) =>
-      Effect.sync(() => {
-        if (entries.has(entry.id)) return
-        entries.set(entry.id, entry)
-        while (entries.size > capacity) {
-          const oldest = entries.keys().next().value
-          if (oldest === undefined) break
-          entries.delete(oldest)
-        }
-      }),
+    // In memory, stored at once either way.
+    record,
+    append: record,
     list: (query) =>
       Effect.sync(() => {
         const out: Array<AuditEntry> = []
@@ -324,7 +328,9 @@ export const layerMemory = (options?: { readonly capacity?: number | undefined }
 /**
  * An audit store on the `SqlClient` in context (SQLite or PostgreSQL). It
  * brings its table up to date when built; each `record` is written before it
- * returns.
+ * returns (with the entries `append` queued, in one statement); `append`
+ * writes behind, within 5 ms, and every `list` and `analytics` writes what is
+ * queued first.
  *
  * @category layers
  * @since 0.1.0

@@ -7,11 +7,16 @@
  * The two entries share a call id: the server's (`Traced.withCallId`) when
  * it set one, so one id names the call's trace, audit entries and events.
  *
- * The entry before the call is written before the call runs: if it cannot be
- * written the call does not run (fail closed, `StoreError`). The entry after
- * the call cannot undo the call, so a failure to write it is logged and the
- * result returned; the pending entry stays as the trace of a call whose end
- * was not recorded.
+ * The entry before a call with side effects (it writes files, runs a shell,
+ * reaches the network, or cannot be undone) is stored before the call runs
+ * (`AuditStore.record`): if it cannot be written the call does not run (fail
+ * closed, `StoreError`). A call without side effects leaves nothing to
+ * account for if the process dies during it, so its entry before, and every
+ * entry after, is written behind (`AuditStore.append`: within milliseconds,
+ * before any read of the store); that still fails closed once the store's
+ * writes are failing. The entry after the call cannot undo the call, so a
+ * failure to write it is logged and the result returned; the pending entry
+ * stays as the trace of a call whose end was not recorded.
  *
  * @since 0.1.0
  */
@@ -88,6 +93,8 @@ const audited: {
         return cut(textOf(Option.isSome(encoded) ? encoded.value : a), 200)
       })
     const summarizeResult = options?.summarizeResult
+    const { writesFs, callsShell, callsNetwork, irreversible } = self.effects
+    const sideEffects = writesFs || callsShell || callsNetwork || irreversible
 
     return Tool.wrap(
       self,
@@ -104,7 +111,7 @@ const audited: {
             path,
             inputSummary: summarizeInput(a)
           }
-          const before = store.record({
+          const before = (sideEffects ? store.record : store.append)({
             ...common,
             id: `${callId}/before`,
             phase: "before",
@@ -138,7 +145,7 @@ const audited: {
                 ...outcome
               }
               return store
-                .record(entry)
+                .append(entry)
                 .pipe(
                   Effect.catch((e) => Effect.logWarning(`Audited: could not record the end of a call of ${path}`, e))
                 )

@@ -99,6 +99,14 @@ export type AuditAnalytics = typeof AuditAnalytics.Type
 export interface AuditStoreShape {
   /** Writes one entry; it is stored when the effect succeeds. An entry whose id is already stored is ignored. */
   readonly record: (entry: AuditEntry) => Effect.Effect<void, StoreError>
+  /**
+   * Writes one entry soon (write-behind): it is stored within a few
+   * milliseconds, before any `list` or `analytics` answers, and before the
+   * store closes. It fails at once if the store is closed or its writes are
+   * failing. `record` is for an entry that must be stored before something
+   * else happens.
+   */
+  readonly append: (entry: AuditEntry) => Effect.Effect<void, StoreError>
   /** Matching entries, newest first (by `at`, then `id`), at most `limit`. */
   readonly list: (query: ListQuery) => Effect.Effect<ReadonlyArray<AuditEntry>, StoreError>
   readonly analytics: (window: TimeWindow) => Effect.Effect<AuditAnalytics, StoreError>

@@ -205,6 +205,46 @@ for (const { backend, skip } of backends) {
         )
       )
 
+      it.live("an appended entry is seen by the next list and analytics, and a recorded one too", () =>
+        withStores(
+          backend,
+          Effect.gen(function* () {
+            const store = yield* audit
+            yield* store.append(before("q1/b", { callId: "q1" }))
+            yield* store.append(after("q1/a", { callId: "q1", at: 1_004, durationMillis: 4 }))
+            assert.deepStrictEqual(
+              (yield* store.list({ limit: 10 })).map((e) => e.id),
+              ["q1/a", "q1/b"]
+            )
+            yield* store.append(after("q2/a", { callId: "q2", durationMillis: 6 }))
+            yield* store.record(after("q3/a", { callId: "q3", durationMillis: 8 }))
+            assert.strictEqual((yield* store.analytics({})).totals.calls, 3)
+          })
+        )
+      )
+
+      it.live("appended entries outlive the store: its end writes them", () =>
+        Effect.scoped(
+          Effect.gen(function* () {
+            const db = yield* backend.database
+            const ids = Array.from({ length: 50 }, (_, i) => `s${i}`)
+            yield* Effect.scoped(
+              Effect.provide(
+                Effect.flatMap(audit, (store) =>
+                  Effect.forEach(ids, (id) => store.append(after(id)), { discard: true })
+                ),
+                db.open()
+              )
+            )
+            const listed = yield* Effect.provide(
+              Effect.flatMap(audit, (store) => store.list({ limit: 100 })),
+              db.open()
+            )
+            assert.strictEqual(listed.length, 50)
+          })
+        )
+      )
+
       it.live("lists newest first (ties by id), at most limit", () =>
         withStores(
           backend,

@@ -222,15 +222,51 @@ describe("Audited", () => {
     }).pipe(Effect.provide(Layer.merge(AuditStore.layerMemory(), Trust.grant(0))))
   )
 
+  it.effect("stores the entry before a call with side effects before it runs; a call without writes behind", () => {
+    const memory = AuditStore.makeMemory()
+    const writes: Array<string> = []
+    const store = Layer.succeed(AuditStore.AuditStore, {
+      ...memory,
+      record: (entry) =>
+        Effect.andThen(
+          Effect.sync(() => writes.push(`record ${entry.phase}`)),
+          memory.record(entry)
+        ),
+      append: (entry) =>
+        Effect.andThen(
+          Effect.sync(() => writes.push(`append ${entry.phase}`)),
+          memory.append(entry)
+        )
+    })
+    const write = Tool.make({
+      name: "file.write",
+      description: "Writes a file.",
+      trust: 1,
+      effects: { writesFs: true },
+      input: Schema.String,
+      output: Schema.String,
+      run: (s) => Effect.succeed(s)
+    })
+    return Effect.gen(function* () {
+      yield* timed(Audited(read).run({ path: "a.txt" }))
+      yield* Audited(write)
+        .run("x")
+        .pipe(Trust.runAs({ id: "w", trust: 1 }))
+      assert.deepStrictEqual(writes, ["append before", "append after", "record before", "append after"])
+    }).pipe(Effect.provide(Layer.merge(store, Trust.grant(0))))
+  })
+
   describe("when the store fails", () => {
     const failing = (failOn: "before" | "after") => {
       const memory = AuditStore.makeMemory()
+      const failing = (write: typeof memory.record) => (entry: AuditStore.AuditEntry) =>
+        entry.phase === failOn
+          ? Effect.fail(new StoreError.StoreError({ store: "audit", operation: "record", detail: "disk full" }))
+          : write(entry)
       return Layer.succeed(AuditStore.AuditStore, {
         ...memory,
-        record: (entry) =>
-          entry.phase === failOn
-            ? Effect.fail(new StoreError.StoreError({ store: "audit", operation: "record", detail: "disk full" }))
-            : memory.record(entry)
+        record: failing(memory.record),
+        append: failing(memory.append)
       })
     }
 

@@ -1,11 +1,12 @@
-// The audit store on any effect/sql client. Each entry is written when
-// `record` returns (an audit trail must not lag behind the calls it
-// describes); analytics are one query per dimension, the same SQL on SQLite
+// The audit store on any effect/sql client. `record` writes its entry (with
+// whatever `append` queued, in one transaction) before it returns; `append`
+// writes behind (./writeBehind.ts), and every read drains it first. Analytics
+// are one query per dimension, the same SQL on SQLite
 // and PostgreSQL, with the p50 and p95 picked by rank as the memory store
 // does. Orders that compare text are made in JavaScript, so they cannot
 // depend on a database's collation.
 import type { ToolError } from "@ugent/core"
-import { Effect, type Scope } from "effect"
+import { Array as Arr, Effect, type Scope } from "effect"
 import { SqlClient, type SqlError, type Statement } from "effect/sql"
 import { StoreError } from "../../StoreError.ts"
 import { refusalKinds, refusalOrder, roundMillis } from "../auditAnalytics.ts"
@@ -19,6 +20,7 @@ import type {
   TimeWindow
 } from "../auditModel.ts"
 import { migrate } from "./migrations.ts"
+import * as WriteBehind from "./writeBehind.ts"
 
 type Row = {
   readonly id: string
@@ -124,6 +126,26 @@ export const make: Effect.Effect<AuditStoreShape, StoreError, SqlClient.SqlClien
   function* () {
     const sql = yield* SqlClient.SqlClient
     yield* migrate("audit")
+    // 500 rows × 14 columns stays under SQLite's 32,766 and PostgreSQL's 65,535 parameters.
+    const rowsPerStatement = 500
+    const pending = yield* WriteBehind.make<AuditEntry>({
+      store: "audit",
+      operation: "record an entry",
+      batchSize: 1000,
+      lingerMillis: 5,
+      maxPending: 50_000,
+      write: (entries) => {
+        const statements: Array<Effect.Effect<unknown, SqlError.SqlError>> = []
+        for (let i = 0; i < entries.length; i += rowsPerStatement) {
+          const rows: Array<Record<string, unknown>> = entries.slice(i, i + rowsPerStatement).map(toRow)
+          if (!Arr.isReadonlyArrayNonEmpty(rows)) continue
+          statements.push(sql`INSERT INTO ugent_audit ${sql.insert(rows)} ON CONFLICT (id) DO NOTHING`)
+        }
+        return statements.length === 1
+          ? statements[0]!
+          : sql.withTransaction(Effect.forEach(statements, (s) => s, { discard: true }))
+      }
+    })
 
     const windowed = (window: TimeWindow, more: ReadonlyArray<Statement.Fragment> = []) =>
       sql.and([
@@ -200,31 +222,34 @@ export const make: Effect.Effect<AuditStoreShape, StoreError, SqlClient.SqlClien
       )
 
     return {
-      record: (entry) =>
-        sql`INSERT INTO ugent_audit ${sql.insert(toRow(entry))} ON CONFLICT (id) DO NOTHING`.pipe(
-          Effect.asVoid,
-          Effect.mapError(storeError("record an entry"))
-        ),
+      record: (entry) => Effect.andThen(pending.push([entry]), pending.drain),
+      append: (entry) => pending.push([entry]),
       list: (query) =>
-        sql<Row>`SELECT * FROM ugent_audit
+        Effect.andThen(
+          pending.drain,
+          sql<Row>`SELECT * FROM ugent_audit
           WHERE ${windowed(query, [
             ...(query.path === undefined ? [] : [sql`path = ${query.path}`]),
             ...(query.observerId === undefined ? [] : [sql`observer_id = ${query.observerId}`])
           ])}
           ORDER BY at DESC, id DESC
           LIMIT ${Math.max(0, Math.floor(query.limit))}`.pipe(
-          Effect.map((rows) => rows.map(fromRow)),
-          Effect.mapError(storeError("list entries"))
+            Effect.map((rows) => rows.map(fromRow)),
+            Effect.mapError(storeError("list entries"))
+          )
         ),
       analytics: (window) =>
-        Effect.all({
-          byTool: statsBy("path", window),
-          byObserver: statsBy("observer_id", window),
-          refusals: refusals(window),
-          totals: totals(window)
-        }).pipe(
-          Effect.map((analytics): AuditAnalytics => analytics),
-          Effect.mapError(storeError("compute analytics"))
+        Effect.andThen(
+          pending.drain,
+          Effect.all({
+            byTool: statsBy("path", window),
+            byObserver: statsBy("observer_id", window),
+            refusals: refusals(window),
+            totals: totals(window)
+          }).pipe(
+            Effect.map((analytics): AuditAnalytics => analytics),
+            Effect.mapError(storeError("compute analytics"))
+          )
         )
     }
   }

@@ -1,15 +1,14 @@
-// The trace store on any effect/sql client. Appends go to a buffer that one
-// writer fiber drains in batches, each batch a transaction of multi-row
-// INSERTs, so tracing costs the traced call a push, not a disk write. Reads
-// and `flush` drain the buffer first (read-your-writes), and the scope's
-// finalizer drains it before the database closes, so nothing is lost on
-// shutdown.
-import { Array as Arr, Effect, Latch, Option, Schedule, type Scope, Semaphore } from "effect"
+// The trace store on any effect/sql client. Appends are written behind
+// (./writeBehind.ts), each batch a transaction of multi-row INSERTs, so
+// tracing costs the traced call a push, not a disk write. Reads and `flush`
+// drain the buffer first (read-your-writes).
+import { Array as Arr, Effect, Option, type Scope } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { StoreError } from "../../StoreError.ts"
 import type { BatchOptions } from "../../Stores.ts"
 import type { TraceRecord, TraceStoreShape } from "../../TraceStore.ts"
 import { migrate } from "./migrations.ts"
+import * as WriteBehind from "./writeBehind.ts"
 
 // 500 rows × 13 columns stays under SQLite's 32,766 and PostgreSQL's 65,535 parameters.
 const rowsPerStatement = 500
@@ -92,73 +91,21 @@ export const make = (
         : sql.withTransaction(Effect.forEach(statements, (s) => s, { discard: true }))
     }
 
-    let buffer: Array<TraceRecord> = []
-    let closed = false
-    const writeLock = yield* Semaphore.make(1)
-    const wake = yield* Latch.make(false)
-
-    // Takes batches off the buffer and writes them; a batch that fails goes
-    // back to the front, so a later drain retries it. Uninterruptible, so an
-    // interrupted writer never drops a batch it has taken.
-    const drain = writeLock.withPermit(
-      Effect.uninterruptible(
-        Effect.gen(function* () {
-          while (buffer.length > 0) {
-            const batch = buffer.slice(0, batchSize)
-            buffer = buffer.slice(batch.length)
-            yield* insert(batch).pipe(
-              Effect.tapError(() => Effect.sync(() => (buffer = batch.concat(buffer)))),
-              Effect.mapError(storeError("write traces"))
-            )
-          }
-        })
-      )
-    )
-
-    // Failed batches stay in the buffer; the writer retries them with backoff.
-    const retried = drain.pipe(
-      Effect.tapError((e) => Effect.logWarning("TraceStore: writing traces failed; retrying", e)),
-      Effect.retry(Schedule.min([Schedule.exponential("50 millis"), Schedule.spaced("5 seconds")]))
-    )
-    const writer = Effect.gen(function* () {
-      yield* wake.await
-      wake.closeUnsafe()
-      if (linger > 0 && buffer.length < batchSize) yield* Effect.sleep(linger)
-      yield* retried
-    }).pipe(Effect.forever)
-    yield* Effect.forkScoped(writer)
-    yield* Effect.addFinalizer(() =>
-      Effect.suspend(() => {
-        closed = true
-        return drain
-      }).pipe(
-        Effect.catch((e) =>
-          Effect.logError(`TraceStore: ${buffer.length} trace(s) could not be written at shutdown`, e)
-        )
-      )
-    )
-
-    const closedError = new StoreError({ store: "trace", operation: "append", detail: "the store has been closed" })
-    const push = (records: ReadonlyArray<TraceRecord>) =>
-      Effect.sync(() => {
-        for (const record of records) buffer.push(record)
-        wake.openUnsafe()
-      })
+    const pending = yield* WriteBehind.make({
+      store: "trace",
+      operation: "write traces",
+      batchSize,
+      lingerMillis: linger,
+      maxPending,
+      write: insert
+    })
+    const drain = pending.drain
 
     const read = <A>(operation: string, query: Effect.Effect<A, SqlError.SqlError>) =>
       Effect.andThen(drain, Effect.mapError(query, storeError(operation)))
 
     return {
-      append: (records) =>
-        Effect.suspend(() => {
-          if (closed) return Effect.fail(closedError)
-          if (records.length === 0) return Effect.void
-          // Past maxPending the caller writes the backlog itself: appends slow
-          // down to the database's pace, and if it is down they fail instead of
-          // filling memory.
-          if (buffer.length + records.length > maxPending) return Effect.andThen(drain, push(records))
-          return push(records)
-        }),
+      append: pending.push,
       flush: drain,
       get: (id) =>
         read(

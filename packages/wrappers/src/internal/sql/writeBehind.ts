@@ -1,0 +1,108 @@
+// Write-behind for the SQL stores: entries go to a buffer that one writer
+// fiber drains in batches (each batch one statement or one transaction), so a
+// call pays a push, not a commit. `drain` writes what is pending now (readers
+// call it first: read-your-writes); the scope's finalizer drains before the
+// database closes, so nothing is lost on shutdown. A batch that fails goes
+// back to the front of the buffer and the writer retries it with backoff;
+// meanwhile, and past `maxPending`, a push drains first, so a caller meets the
+// failure (the store fails closed) instead of filling memory. Written here, as
+// effect/sql has no write-behind of its own.
+import { Effect, Latch, Schedule, type Scope, Semaphore } from "effect"
+import type { SqlError } from "effect/sql"
+import { StoreError } from "../../StoreError.ts"
+
+export interface WriteBehind<A> {
+  /** Queues entries; fails when the store is closed, or when writing is failing and a drain now fails too. */
+  readonly push: (entries: ReadonlyArray<A>) => Effect.Effect<void, StoreError>
+  /** Writes everything pending. */
+  readonly drain: Effect.Effect<void, StoreError>
+}
+
+export interface Options<A> {
+  readonly store: StoreError["store"]
+  /** What a failed write was doing, for its `StoreError`. */
+  readonly operation: string
+  readonly batchSize: number
+  readonly lingerMillis: number
+  readonly maxPending: number
+  readonly write: (batch: ReadonlyArray<A>) => Effect.Effect<unknown, SqlError.SqlError>
+}
+
+export const make = <A>(options: Options<A>): Effect.Effect<WriteBehind<A>, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const { batchSize, lingerMillis, maxPending } = options
+    const storeError = (cause: SqlError.SqlError) =>
+      new StoreError({ store: options.store, operation: options.operation, detail: cause.message, cause })
+    let buffer: Array<A> = []
+    let closed = false
+    let failing = false
+    const writeLock = yield* Semaphore.make(1)
+    const wake = yield* Latch.make(false)
+
+    // Uninterruptible, so an interrupted drain never drops a batch it has taken.
+    const drain = writeLock.withPermit(
+      Effect.uninterruptible(
+        Effect.gen(function* () {
+          while (buffer.length > 0) {
+            const batch = buffer.slice(0, batchSize)
+            buffer = buffer.slice(batch.length)
+            yield* options.write(batch).pipe(
+              Effect.tapError(() =>
+                Effect.sync(() => {
+                  buffer = batch.concat(buffer)
+                  failing = true
+                })
+              ),
+              Effect.mapError(storeError)
+            )
+          }
+          failing = false
+        })
+      )
+    )
+
+    const retried = drain.pipe(
+      Effect.tapError((e) => Effect.logWarning(`${options.store} store: writing failed; retrying`, e)),
+      Effect.retry(Schedule.min([Schedule.exponential("50 millis"), Schedule.spaced("5 seconds")]))
+    )
+    const writer = Effect.gen(function* () {
+      yield* wake.await
+      wake.closeUnsafe()
+      if (lingerMillis > 0 && buffer.length < batchSize) yield* Effect.sleep(lingerMillis)
+      yield* retried
+    }).pipe(Effect.forever)
+    yield* Effect.forkScoped(writer)
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => {
+        closed = true
+        return drain
+      }).pipe(
+        Effect.catch((e) =>
+          Effect.logError(`${options.store} store: ${buffer.length} entries could not be written at shutdown`, e)
+        )
+      )
+    )
+
+    const closedError = new StoreError({
+      store: options.store,
+      operation: options.operation,
+      detail: "the store has been closed"
+    })
+    const enqueue = (entries: ReadonlyArray<A>) =>
+      Effect.sync(() => {
+        for (const entry of entries) buffer.push(entry)
+        wake.openUnsafe()
+      })
+
+    return {
+      push: (entries) =>
+        Effect.suspend(() => {
+          if (closed) return Effect.fail(closedError)
+          if (entries.length === 0) return Effect.void
+          // While writes fail, or past maxPending, the caller writes the backlog itself.
+          if (failing || buffer.length + entries.length > maxPending) return Effect.andThen(drain, enqueue(entries))
+          return enqueue(entries)
+        }),
+      drain
+    }
+  })
