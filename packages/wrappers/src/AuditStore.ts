@@ -329,7 +329,7 @@ export const layerMemory = (options?: { readonly capacity?: number | undefined }
  * An audit store on the `SqlClient` in context (SQLite or PostgreSQL). It
  * brings its table up to date when built; each `record` is written before it
  * returns (with the entries `append` queued, in one statement); `append`
- * writes behind, within 5 ms, and every `list` and `analytics` writes what is
+ * writes behind, within 50 ms, and every `list` and `analytics` writes what is
  * queued first.
  *
  * @category layers

@@ -24,7 +24,6 @@ import { Observer, Tool, ToolError } from "@ugent/core"
 import { Cause, Clock, Context, Effect, Exit, Option } from "effect"
 import { dual } from "effect/Function"
 import { type AuditError, AuditStore } from "./AuditStore.ts"
-import { canonicalJson } from "./internal/canonical.ts"
 import { jsonOf, optionEncoder } from "./internal/jsonValue.ts"
 import { claim } from "./internal/callId.ts"
 import { traceId } from "./internal/traceId.ts"
@@ -52,9 +51,20 @@ export interface AuditedOptions<A = unknown, B = unknown> {
 
 const cut = (s: string, max: number) => (s.length <= max ? s : `${s.slice(0, max - 1)}…`)
 
-/** The text a model would read of a value: itself if a string, else its JSON. */
-const textOf = (encoded: unknown): string =>
-  typeof encoded === "string" ? encoded : (canonicalJson(encoded) ?? JSON.stringify(jsonOf(encoded)))
+/**
+ * The text a model would read of a value: itself if a string, else its JSON
+ * (the engine's own, in the value's key order: only its first 200
+ * characters and its length are kept, so sorting keys would buy nothing).
+ */
+const textOf = (encoded: unknown): string => {
+  if (typeof encoded === "string") return encoded
+  try {
+    return JSON.stringify(encoded) ?? "null"
+  } catch {
+    // A bigint or a cycle: a plain copy prints.
+    return JSON.stringify(jsonOf(encoded))
+  }
+}
 
 /**
  * The estimated size in tokens of a text: characters / 4, rounded up.

@@ -10,6 +10,7 @@
  * @since 0.1.0
  */
 import { randomUUID } from "node:crypto"
+import { Observer } from "@ugent/core"
 import { Context, Duration, Effect, Layer, Logger, Option, Stdio } from "effect"
 import { McpProtocol, McpSchema, McpServer } from "effect/ai"
 import { HttpRouter } from "effect/http"
@@ -20,6 +21,7 @@ import * as McpSessions from "../internal/mcpSessions.ts"
 import * as StdioGuard from "../internal/stdioGuard.ts"
 import type * as Invoke from "../Invoke.ts"
 import { Invoker } from "../Invoke.ts"
+import * as Recipe from "../Recipe.ts"
 import type { Description } from "../Registry.ts"
 
 /**
@@ -244,15 +246,20 @@ export const registrationsWith = (options: {
       const road = yield* Invoker
       // Sessions are per MCP client of this server: what a client read, it may write without a token.
       const instance = randomUUID().slice(0, 8)
-      const offered = Effect.map(within(captured)(road.list), (offers) => new Set(offers.map((o) => o.path)))
+      // Whether the caller is offered one path: the rule `Invoker.list` applies, for that path alone.
+      const offered = (path: string) =>
+        within(captured)(
+          Effect.gen(function* () {
+            const entry = road.registry.get(path)
+            return entry !== undefined && Catalog.permits(entry, yield* Observer.Observer, yield* Recipe.CurrentRecipe)
+          })
+        )
       // The dotted alias is callable but never listed: one entry per path in a listing.
       const gate = McpServer.visibility(({ method, target }) =>
         Option.match(Catalog.pathOf(target), {
           onNone: () => Effect.succeed(false),
           onSome: (path) =>
-            method === "tools/list" && target !== toolName(path)
-              ? Effect.succeed(false)
-              : Effect.map(offered, (paths) => paths.has(path))
+            method === "tools/list" && target !== toolName(path) ? Effect.succeed(false) : offered(path)
         })
       )
       const fallback = Option.map(options.pending, (p) => p.channel)

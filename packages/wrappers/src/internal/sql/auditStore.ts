@@ -132,7 +132,7 @@ export const make: Effect.Effect<AuditStoreShape, StoreError, SqlClient.SqlClien
       store: "audit",
       operation: "record an entry",
       batchSize: 1000,
-      lingerMillis: 5,
+      lingerMillis: 50,
       maxPending: 50_000,
       write: (entries) => {
         const statements: Array<Effect.Effect<unknown, SqlError.SqlError>> = []

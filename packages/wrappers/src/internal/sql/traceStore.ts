@@ -76,7 +76,7 @@ export const make = (
     const sql = yield* SqlClient.SqlClient
     yield* migrate("trace")
     const batchSize = Math.max(1, options?.batchSize ?? 1000)
-    const linger = Math.max(0, options?.lingerMillis ?? 5)
+    const linger = Math.max(0, options?.lingerMillis ?? 50)
     const maxPending = Math.max(batchSize, options?.maxPending ?? 50_000)
 
     const insert = (records: ReadonlyArray<TraceRecord>) => {
