@@ -24,6 +24,7 @@ import { Observer, Tool, ToolError } from "@ugent/core"
 import { Cause, Clock, Context, Effect, Exit, Option } from "effect"
 import { dual } from "effect/Function"
 import { type AuditError, AuditStore } from "./AuditStore.ts"
+import { canonicalJson } from "./internal/canonical.ts"
 import { jsonOf, optionEncoder } from "./internal/jsonValue.ts"
 import { claim } from "./internal/callId.ts"
 import { traceId } from "./internal/traceId.ts"
@@ -51,12 +52,17 @@ export interface AuditedOptions<A = unknown, B = unknown> {
 
 const cut = (s: string, max: number) => (s.length <= max ? s : `${s.slice(0, max - 1)}…`)
 
+/** An input as recorded: its canonical JSON (keys sorted), so one input always reads the same. */
+const inputText = (encoded: unknown): string =>
+  typeof encoded === "string" ? encoded : (canonicalJson(encoded) ?? JSON.stringify(jsonOf(encoded)))
+
 /**
- * The text a model would read of a value: itself if a string, else its JSON
- * (the engine's own, in the value's key order: only its first 200
- * characters and its length are kept, so sorting keys would buy nothing).
+ * The text a model would read of a result: itself if a string, else its JSON
+ * (the engine's own, in the value's key order: only its first 200 characters
+ * and its length are kept, and a result can be large, so sorting its keys
+ * would cost much and buy nothing).
  */
-const textOf = (encoded: unknown): string => {
+const resultText = (encoded: unknown): string => {
   if (typeof encoded === "string") return encoded
   try {
     return JSON.stringify(encoded) ?? "null"
@@ -100,7 +106,7 @@ const audited: {
       options?.summarizeInput ??
       ((a: A) => {
         const encoded = encodeInput(a)
-        return cut(textOf(Option.isSome(encoded) ? encoded.value : a), 200)
+        return cut(inputText(Option.isSome(encoded) ? encoded.value : a), 200)
       })
     const summarizeResult = options?.summarizeResult
     const { writesFs, callsShell, callsNetwork, irreversible } = self.effects
@@ -137,7 +143,7 @@ const audited: {
                 | { readonly status: "failure"; readonly error: AuditError }
               if (Exit.isSuccess(exit)) {
                 const encoded = encodeOutput(exit.value)
-                const text = textOf(Option.isSome(encoded) ? encoded.value : jsonOf(exit.value))
+                const text = resultText(Option.isSome(encoded) ? encoded.value : jsonOf(exit.value))
                 outcome = {
                   status: "success",
                   resultSummary: summarizeResult === undefined ? cut(text, 200) : summarizeResult(exit.value),
