@@ -4,29 +4,32 @@ import { SqlError } from "effect/sql"
 import * as WriteBehind from "../../src/internal/sql/writeBehind.ts"
 
 /** A write-behind buffer over an array, whose writes fail while `down` is true. */
-const setup = Effect.gen(function* () {
-  const stored: Array<number> = []
-  const state = { down: false, writes: 0 }
-  const pending = yield* WriteBehind.make<number>({
-    store: "audit",
-    operation: "record an entry",
-    batchSize: 3,
-    lingerMillis: 1,
-    maxPending: 10,
-    write: (batch) =>
-      Effect.suspend(() => {
-        state.writes++
-        if (state.down) {
-          return Effect.fail(
-            new SqlError.SqlError({ reason: new SqlError.UnknownError({ cause: "disk full", message: "disk full" }) })
-          )
-        }
-        stored.push(...batch)
-        return Effect.void
-      })
+const setupWith = (failClosed: boolean) =>
+  Effect.gen(function* () {
+    const stored: Array<number> = []
+    const state = { down: false, writes: 0 }
+    const pending = yield* WriteBehind.make<number>({
+      store: "audit",
+      operation: "record an entry",
+      batchSize: 3,
+      lingerMillis: 1,
+      maxPending: 10,
+      failClosed,
+      write: (batch) =>
+        Effect.suspend(() => {
+          state.writes++
+          if (state.down) {
+            return Effect.fail(
+              new SqlError.SqlError({ reason: new SqlError.UnknownError({ cause: "disk full", message: "disk full" }) })
+            )
+          }
+          stored.push(...batch)
+          return Effect.void
+        })
+    })
+    return { pending, stored, state }
   })
-  return { pending, stored, state }
-})
+const setup = setupWith(true)
 
 describe("WriteBehind", () => {
   it.live("writes in batches, in order, and a drain writes everything pending", () =>
@@ -56,6 +59,21 @@ describe("WriteBehind", () => {
         yield* pending.push([3])
         yield* pending.drain
         assert.deepStrictEqual(stored, [1, 3])
+      })
+    )
+  )
+
+  it.live("not failing closed, a push while writes fail is queued, and written once they work", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const { pending, stored, state } = yield* setupWith(false)
+        state.down = true
+        yield* pending.push([1])
+        while (state.writes === 0) yield* Effect.sleep("1 millis")
+        yield* pending.push([2])
+        state.down = false
+        yield* pending.drain
+        assert.deepStrictEqual(stored, [1, 2])
       })
     )
   )

@@ -6,7 +6,7 @@
 // does. Orders that compare text are made in JavaScript, so they cannot
 // depend on a database's collation.
 import type { ToolError } from "@ugent/core"
-import { Array as Arr, Effect, type Scope } from "effect"
+import { Effect, type Scope } from "effect"
 import { SqlClient, type SqlError, type Statement } from "effect/sql"
 import { StoreError } from "../../StoreError.ts"
 import { refusalKinds, refusalOrder, roundMillis } from "../auditAnalytics.ts"
@@ -126,25 +126,15 @@ export const make: Effect.Effect<AuditStoreShape, StoreError, SqlClient.SqlClien
   function* () {
     const sql = yield* SqlClient.SqlClient
     yield* migrate("audit")
-    // 500 rows × 14 columns stays under SQLite's 32,766 and PostgreSQL's 65,535 parameters.
-    const rowsPerStatement = 500
     const pending = yield* WriteBehind.make<AuditEntry>({
       store: "audit",
       operation: "record an entry",
       batchSize: 1000,
       lingerMillis: 50,
       maxPending: 50_000,
-      write: (entries) => {
-        const statements: Array<Effect.Effect<unknown, SqlError.SqlError>> = []
-        for (let i = 0; i < entries.length; i += rowsPerStatement) {
-          const rows: Array<Record<string, unknown>> = entries.slice(i, i + rowsPerStatement).map(toRow)
-          if (!Arr.isReadonlyArrayNonEmpty(rows)) continue
-          statements.push(sql`INSERT INTO ugent_audit ${sql.insert(rows)} ON CONFLICT (id) DO NOTHING`)
-        }
-        return statements.length === 1
-          ? statements[0]!
-          : sql.withTransaction(Effect.forEach(statements, (s) => s, { discard: true }))
-      }
+      // An audit trail fails closed: once writes fail, so does every append.
+      failClosed: true,
+      write: (entries) => WriteBehind.insertAll(sql, "ugent_audit", entries, toRow)
     })
 
     const windowed = (window: TimeWindow, more: ReadonlyArray<Statement.Fragment> = []) =>

@@ -2,16 +2,13 @@
 // (./writeBehind.ts), each batch a transaction of multi-row INSERTs, so
 // tracing costs the traced call a push, not a disk write. Reads and `flush`
 // drain the buffer first (read-your-writes).
-import { Array as Arr, Effect, Option, type Scope } from "effect"
+import { Effect, Option, type Scope } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { StoreError } from "../../StoreError.ts"
 import type { BatchOptions } from "../../Stores.ts"
 import type { TraceRecord, TraceStoreShape } from "../../TraceStore.ts"
 import { migrate } from "./migrations.ts"
 import * as WriteBehind from "./writeBehind.ts"
-
-// 500 rows × 13 columns stays under SQLite's 32,766 and PostgreSQL's 65,535 parameters.
-const rowsPerStatement = 500
 
 type Row = {
   readonly id: string
@@ -79,25 +76,15 @@ export const make = (
     const linger = Math.max(0, options?.lingerMillis ?? 50)
     const maxPending = Math.max(batchSize, options?.maxPending ?? 50_000)
 
-    const insert = (records: ReadonlyArray<TraceRecord>) => {
-      const statements: Array<Effect.Effect<unknown, SqlError.SqlError>> = []
-      for (let i = 0; i < records.length; i += rowsPerStatement) {
-        const rows: Array<Record<string, unknown>> = records.slice(i, i + rowsPerStatement).map(toRow)
-        if (!Arr.isReadonlyArrayNonEmpty(rows)) continue
-        statements.push(sql`INSERT INTO ugent_traces ${sql.insert(rows)} ON CONFLICT (id) DO NOTHING`)
-      }
-      return statements.length === 1
-        ? (statements[0] as Effect.Effect<unknown, SqlError.SqlError>)
-        : sql.withTransaction(Effect.forEach(statements, (s) => s, { discard: true }))
-    }
-
-    const pending = yield* WriteBehind.make({
+    const pending = yield* WriteBehind.make<TraceRecord>({
       store: "trace",
       operation: "write traces",
       batchSize,
       lingerMillis: linger,
       maxPending,
-      write: insert
+      // Losing a trace must not fail a call: appends fail only past maxPending.
+      failClosed: false,
+      write: (records) => WriteBehind.insertAll(sql, "ugent_traces", records, toRow)
     })
     const drain = pending.drain
 

@@ -1,14 +1,15 @@
 // Write-behind for the SQL stores: entries go to a buffer that one writer
-// fiber drains in batches (each batch one statement or one transaction), so a
-// call pays a push, not a commit. `drain` writes what is pending now (readers
-// call it first: read-your-writes); the scope's finalizer drains before the
-// database closes, so nothing is lost on shutdown. A batch that fails goes
-// back to the front of the buffer and the writer retries it with backoff;
-// meanwhile, and past `maxPending`, a push drains first, so a caller meets the
-// failure (the store fails closed) instead of filling memory. Written here, as
-// effect/sql has no write-behind of its own.
-import { Effect, Latch, Schedule, type Scope, Semaphore } from "effect"
-import type { SqlError } from "effect/sql"
+// fiber drains in batches (each batch multi-row INSERTs, in one transaction
+// when there are several), so a call pays a push, not a commit. `drain`
+// writes what is pending now (readers call it first: read-your-writes); the
+// scope's finalizer drains before the database closes, so nothing is lost on
+// shutdown. A batch that fails goes back to the front of the buffer and the
+// writer retries it with backoff. Past `maxPending`, and with `failClosed`
+// while writes fail, a push drains first, so a caller meets the failure
+// instead of filling memory. Written here, as effect/sql has no write-behind
+// of its own.
+import { Array as Arr, Effect, Latch, Schedule, type Scope, Semaphore } from "effect"
+import type { SqlClient, SqlError } from "effect/sql"
 import { StoreError } from "../../StoreError.ts"
 
 export interface WriteBehind<A> {
@@ -25,7 +26,31 @@ export interface Options<A> {
   readonly batchSize: number
   readonly lingerMillis: number
   readonly maxPending: number
+  /** Whether a push fails while writes fail (an audit trail), or only past `maxPending` (traces). */
+  readonly failClosed: boolean
   readonly write: (batch: ReadonlyArray<A>) => Effect.Effect<unknown, SqlError.SqlError>
+}
+
+// 500 rows of up to 14 columns stay under SQLite's 32,766 and PostgreSQL's 65,535 parameters.
+const rowsPerStatement = 500
+
+/** Inserts rows into `table` (an entry whose id is stored is ignored): one statement per 500, in a transaction if several. */
+export const insertAll = <A>(
+  sql: SqlClient.SqlClient,
+  table: string,
+  entries: ReadonlyArray<A>,
+  toRow: (entry: A) => Record<string, unknown>
+): Effect.Effect<unknown, SqlError.SqlError> => {
+  const statements: Array<Effect.Effect<unknown, SqlError.SqlError>> = []
+  for (let i = 0; i < entries.length; i += rowsPerStatement) {
+    const rows = entries.slice(i, i + rowsPerStatement).map(toRow)
+    if (!Arr.isReadonlyArrayNonEmpty(rows)) continue
+    statements.push(sql`INSERT INTO ${sql(table)} ${sql.insert(rows)} ON CONFLICT (id) DO NOTHING`)
+  }
+  if (statements.length === 0) return Effect.void
+  return statements.length === 1
+    ? statements[0]!
+    : sql.withTransaction(Effect.forEach(statements, (s) => s, { discard: true }))
 }
 
 export const make = <A>(options: Options<A>): Effect.Effect<WriteBehind<A>, never, Scope.Scope> =>
@@ -99,8 +124,10 @@ export const make = <A>(options: Options<A>): Effect.Effect<WriteBehind<A>, neve
         Effect.suspend(() => {
           if (closed) return Effect.fail(closedError)
           if (entries.length === 0) return Effect.void
-          // While writes fail, or past maxPending, the caller writes the backlog itself.
-          if (failing || buffer.length + entries.length > maxPending) return Effect.andThen(drain, enqueue(entries))
+          // Past maxPending, or while writes fail when failing closed, the caller writes the backlog itself.
+          if ((options.failClosed && failing) || buffer.length + entries.length > maxPending) {
+            return Effect.andThen(drain, enqueue(entries))
+          }
           return enqueue(entries)
         }),
       drain
