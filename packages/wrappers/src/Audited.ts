@@ -23,7 +23,7 @@
 import { Observer, Tool, ToolError } from "@ugent/core"
 import { Cause, Clock, Context, Effect, Exit, Option } from "effect"
 import { dual } from "effect/Function"
-import { type AuditError, AuditStore } from "./AuditStore.ts"
+import { type AuditEntry, type AuditError, AuditStore } from "./AuditStore.ts"
 import { canonicalJson } from "./internal/canonical.ts"
 import { jsonOf, optionEncoder } from "./internal/jsonValue.ts"
 import { claim } from "./internal/callId.ts"
@@ -127,13 +127,14 @@ const audited: {
             path,
             inputSummary: summarizeInput(a)
           }
-          const before = (sideEffects ? store.record : store.append)({
+          const pending: AuditEntry = {
             ...common,
             id: `${callId}/before`,
             phase: "before",
             at: clock.currentTimeMillisUnsafe(),
             status: "pending"
-          })
+          }
+          const before = sideEffects ? store.record(pending) : store.append(pending)
           let startNanos = 0n
           const after = (exit: Exit.Exit<B, E>) =>
             Effect.suspend(() => {

@@ -93,7 +93,8 @@ const toTool = (connection: Connection, served: Served): PathTool =>
         approved: approvedIn(options.messages, options.toolCallId),
         signal: options.abortSignal
       }),
-    // The outcome's result and error are plain JSON, encoded by the road.
+    // The outcome's result and error are plain JSON, encoded by the road. `FailureJson` types its extra
+    // fields `unknown` (they are each error's own), which TypeScript will not narrow to JSONValue.
     toModelOutput: ({ output }) =>
       output.ok
         ? { type: "json", value: output.result as JSONValue }
