@@ -183,8 +183,8 @@ describe("toVercelTools", () => {
       assert.strictEqual(tools.world_tools_note_burn?.needsApproval, true)
     })
 
-    /** A conversation where the model edits notes.md, which the recipe puts to a person; the server's approver denies. */
-    const editConversation = async () => {
+    /** A model that edits notes.md, which the recipe puts to a person; the server's approver denies (and says whom it asked). */
+    const editSetup = () => {
       const root = workspace({ "notes.md": "tea\n" })
       const asked: Array<string> = []
       const rt = runtime(root, {
@@ -198,6 +198,12 @@ describe("toVercelTools", () => {
         [call("e", "world_tools_file_edit", { path: "notes.md", oldText: "tea", newText: "TEA" })],
         [text("done")]
       )
+      return { root, rt, asked, model }
+    }
+
+    /** The edit conversation up to the SDK's approval request. */
+    const editConversation = async () => {
+      const { root, rt, asked, model } = editSetup()
       const tools = await toVercelTools({ runtime: rt })
       const messages: Array<ModelMessage> = [{ role: "user", content: "Shout tea" }]
       const first = await generateText({ model, tools, messages, stopWhen: stepCountIs(5) })
@@ -240,19 +246,7 @@ describe("toVercelTools", () => {
     })
 
     it("skipping the SDK's approval does not skip the road's: the server's approver decides", async () => {
-      const root = workspace({ "notes.md": "tea\n" })
-      const asked: Array<string> = []
-      const rt = runtime(root, {
-        trust: 1,
-        writable: ["**"],
-        recipe: { requireApproval: ["world.tools.file.edit"], rateLimits: { perMinute: 600 } },
-        approver: (request) => Effect.sync(() => asked.push(request.tool)).pipe(Effect.as(false))
-      })
-      const model = scripted(
-        [call("r", "world_tools_file_read", { path: "notes.md" })],
-        [call("e", "world_tools_file_edit", { path: "notes.md", oldText: "tea", newText: "TEA" })],
-        [text("done")]
-      )
+      const { root, rt, asked, model } = editSetup()
       await using tools = await toVercelTools({ runtime: rt })
       await generateText({
         model,
