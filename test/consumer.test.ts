@@ -111,11 +111,12 @@ describe.skipIf(!reachable)(
       ])
     })
 
-    it("importing the five packages, or running ugent list, loads neither PostgreSQL, Redis nor isomorphic-git", async () => {
-      // A resolve hook that refuses the optional packages: any import of one fails the run.
+    it("importing the five packages, or running ugent list, loads neither PostgreSQL, Redis, isomorphic-git nor the web client", async () => {
+      // A resolve hook that refuses the optional packages, and the modules only web.fetch needs (its HTTPS client
+      // and the worker that converts large pages): any import of one fails the run.
       const refuse = [
         'import { registerHooks } from "node:module"',
-        'const refused = ["redis", "@effect/sql-pg", "isomorphic-git", "@effect/platform-node/NodeRedis"]',
+        'const refused = ["redis", "@effect/sql-pg", "isomorphic-git", "@effect/platform-node/NodeRedis", "node:https", "node:worker_threads"]',
         "registerHooks({ resolve: (specifier, context, next) => {",
         "  if (refused.includes(specifier)) throw new Error(`loaded ${specifier}`)",
         "  return next(specifier, context)",

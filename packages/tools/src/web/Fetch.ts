@@ -26,10 +26,8 @@ import { Dns } from "effect/net"
 import { KeyValueStore } from "effect/persistence"
 import * as allowList from "../internal/web/allowList.ts"
 import * as TtlCache from "../internal/web/cache.ts"
-import { request } from "../internal/web/client.ts"
 import { decode, kindOf, parseContentType, window } from "../internal/web/content.ts"
 import { check, parseUrl, type Target } from "../internal/web/guard.ts"
-import { convert } from "../internal/web/markdown.ts"
 import {
   AddressRefused,
   FetchFailed,
@@ -40,6 +38,11 @@ import {
   NotText,
   TooManyRedirects
 } from "./WebError.ts"
+
+// The HTTP client (node:http, TLS) and the HTML converter (turndown and its DOM) load with the first fetch that
+// needs them: a server that never fetches does not pay for them at start-up.
+const client = Effect.promise(() => import("../internal/web/client.ts"))
+const markdown = Effect.promise(() => import("../internal/web/markdown.ts"))
 
 /**
  * The limits of `web.fetch`.
@@ -305,12 +308,14 @@ const fetchPage = (
     let exempt = first.exempt
     let redirects = 0
     while (true) {
-      const response = yield* request(target, {
-        method,
-        userAgent: settings.userAgent,
-        maxBytes: limits.maxBytes,
-        connectTimeoutMillis
-      })
+      const response = yield* Effect.flatMap(client, (c) =>
+        c.request(target, {
+          method,
+          userAgent: settings.userAgent,
+          maxBytes: limits.maxBytes,
+          connectTimeoutMillis
+        })
+      )
       const { mediaType, charset } = parseContentType(response.headers["content-type"])
       const fetchedAt = yield* Clock.currentTimeMillis
       const base = {
@@ -359,7 +364,7 @@ const fetchPage = (
       if (kind === undefined) return yield* new NotText({ url: target.url.href, contentType: mediaType })
       const text = decode(response.body, charset, kind)
       if (kind === "html" && !raw) {
-        const converted = yield* convert(text, target.url.href)
+        const converted = yield* Effect.flatMap(markdown, (m) => m.convert(text, target.url.href))
         return converted._tag === "Markdown"
           ? {
               ...base,

@@ -12,12 +12,31 @@
  * @since 0.2.0
  */
 import * as NodeDns from "@effect/platform-node/NodeDns"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Family, Tool } from "@ugent/core"
-import { Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
+import { HttpClient, type HttpClientError } from "effect/http"
 import { Dns } from "effect/net"
 import * as WebFetch from "./Fetch.ts"
 import * as WebSearch from "./Search.ts"
+
+/**
+ * The search provider's client: Node's HTTP client, loaded with its first
+ * request, so a server without a provider (or that never searches) does not
+ * load node:http and TLS at start-up.
+ */
+const lazyNodeHttp = Effect.gen(function* () {
+  const scope = yield* Effect.scope
+  const real = yield* Effect.cached(
+    Effect.promise(() => import("../internal/web/client.ts")).pipe(
+      Effect.flatMap((client) => Layer.buildWithScope(client.plainLayer, scope)),
+      Effect.map((context) => Context.get(context, HttpClient.HttpClient))
+    )
+  )
+  return HttpClient.makeWith<HttpClientError.HttpClientError, never, HttpClientError.HttpClientError, never>(
+    (request) => Effect.flatMap(Effect.zip(real, request), ([client, r]) => client.execute(r)),
+    Effect.succeed
+  )
+})
 
 /**
  * How the family is built: the fetch allow-list, limits and user agent (see
@@ -66,7 +85,7 @@ export const family = (options: Options = {}) =>
       // The provider's own endpoint is the operator's choice: a plain client, kept at that origin.
       const provider = Option.isSome(hostProvider)
         ? hostProvider
-        : yield* WebSearch.fromConfig.pipe(Effect.provide(yield* Layer.build(NodeHttpClient.layerNodeHttp)))
+        : yield* WebSearch.fromConfig.pipe(Effect.provideService(HttpClient.HttpClient, yield* lazyNodeHttp))
       const searchWith = (chosen: WebSearch.Provider["Service"]) =>
         Tool.wrap(
           WebSearch.make({ cacheTtl: options.limits?.cacheTtl }),

@@ -233,3 +233,6 @@ export const request = (target: Target, options: RequestOptions): Effect.Effect<
       Effect.mapError((error) => toFetchError(target.url.href, options.connectTimeoutMillis, error))
     )
   )
+
+/** Node's HTTP client with no address pinning: for a search provider, an endpoint the operator chose. */
+export const plainLayer = NodeHttpClient.layerNodeHttp

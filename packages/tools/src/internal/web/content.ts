@@ -3,13 +3,12 @@
  * text (HTML, `text/*`, JSON, XML, JavaScript, YAML, TOML; a missing type is
  * sniffed, HTML by the signatures of the WHATWG MIME sniffing standard), the
  * character set (byte order mark, then the header, then an HTML
- * `<meta charset>`, then UTF-8), HTML to Markdown with turndown (links and
- * images made absolute, scripts, styles and embedded data dropped), and the
- * window of characters one call shows.
+ * `<meta charset>`, then UTF-8), the heavy elements cut before HTML is
+ * converted (the conversion itself is in `html.ts`), and the window of
+ * characters one call shows.
  *
  * @internal
  */
-import TurndownService from "turndown"
 
 /** What the body is: HTML (converted to Markdown unless raw), or other text. */
 export type Kind = "html" | "text"
@@ -108,24 +107,6 @@ export const decode = (body: Uint8Array, charset: string | undefined, kind: Kind
   }
 }
 
-const absolute = (href: string, base: string): string | undefined => {
-  try {
-    const url = new URL(href, base)
-    return url.protocol === "http:" || url.protocol === "https:" || url.protocol === "mailto:" ? url.href : undefined
-  } catch {
-    return undefined
-  }
-}
-
-/** What the rules read of a DOM element (turndown's types name DOM classes this project's lib does not load). */
-interface ElementLike {
-  readonly nodeName: string
-  readonly textContent: string | null
-  getAttribute(name: string): string | null
-}
-
-const escapeTitle = (title: string): string => title.replace(/"/g, '\\"')
-
 const dropped = ["script", "style", "svg", "noscript", "template"]
 
 /**
@@ -167,53 +148,6 @@ export const stripHeavy = (html: string): string => {
   }
   parts.push(html.slice(at))
   return parts.join("")
-}
-
-/** Converts HTML to Markdown (synchronously: see `markdown.ts`); the page's `<title>` is returned apart. */
-export const toMarkdown = (
-  html: string,
-  base: string
-): { readonly title: string | undefined; readonly markdown: string } => {
-  let title: string | undefined
-  const service = new TurndownService({
-    headingStyle: "atx",
-    codeBlockStyle: "fenced",
-    bulletListMarker: "-",
-    emDelimiter: "*"
-  })
-  service.remove(["script", "style", "noscript", "template", "iframe", "object", "embed", "canvas", "svg", "head"])
-  service.addRule("title", {
-    filter: "title",
-    replacement: (_content, node) => {
-      title ??= ((node as ElementLike).textContent ?? "").replace(/\s+/g, " ").trim()
-      return ""
-    }
-  })
-  service.addRule("absoluteLink", {
-    filter: (node) => (node as ElementLike).nodeName === "A" && (node as ElementLike).getAttribute("href") !== null,
-    replacement: (content, node) => {
-      const element = node as ElementLike
-      const href = absolute(element.getAttribute("href") ?? "", base)
-      if (href === undefined || content.trim() === "") return content
-      const linkTitle = element.getAttribute("title")
-      return `[${content}](${href}${linkTitle ? ` "${escapeTitle(linkTitle)}"` : ""})`
-    }
-  })
-  service.addRule("absoluteImage", {
-    filter: "img",
-    replacement: (_content, node) => {
-      const element = node as ElementLike
-      const alt = (element.getAttribute("alt") ?? "").replace(/\s+/g, " ").trim()
-      // Inline data (data: URIs) is dropped: it is bytes, not text.
-      const src = absolute(element.getAttribute("src") ?? "", base)
-      return src === undefined ? alt : `![${alt}](${src})`
-    }
-  })
-  const markdown = service
-    .turndown(html)
-    .replace(/\n{3,}/g, "\n\n")
-    .trim()
-  return { title: title === "" ? undefined : title, markdown }
 }
 
 /** The characters one call shows: from `start`, at most `max`, never splitting a surrogate pair at the end. */

@@ -11,7 +11,8 @@
  */
 import { Worker } from "node:worker_threads"
 import { Effect } from "effect"
-import { stripHeavy, toMarkdown } from "./content.ts"
+import { stripHeavy } from "./content.ts"
+import { toMarkdown } from "./html.ts"
 
 /** Stripped HTML up to this many characters is converted in place. */
 export const inlineLimit = 128 * 1024

@@ -1,5 +1,5 @@
 import { parentPort, workerData } from "node:worker_threads"
-import { toMarkdown } from "./content.ts"
+import { toMarkdown } from "./html.ts"
 
 const { html, base } = workerData as { readonly html: string; readonly base: string }
 parentPort?.postMessage(toMarkdown(html, base))
