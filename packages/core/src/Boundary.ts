@@ -101,11 +101,30 @@ export const runJson = <A, B, E, R>(tool: Tool<A, B, E, R>, input: unknown): Eff
     return yield* Effect.failCause(exit.cause as Cause.Cause<never>)
   })
 
+/**
+ * Drops the bounds every integer carries (`Schema.Int` states the safe
+ * integer range, ±(2^53 − 1)): they are true of every JSON integer this
+ * decoder accepts, and in a listing they are only words a model reads and
+ * keywords a client compiles. Other bounds stay.
+ */
+const withoutSafeBounds = (node: unknown): unknown => {
+  if (Array.isArray(node)) return node.map(withoutSafeBounds)
+  if (typeof node !== "object" || node === null) return node
+  const out: Record<string, unknown> = {}
+  const integer = (node as { readonly type?: unknown }).type === "integer"
+  for (const [key, value] of Object.entries(node)) {
+    if (integer && key === "minimum" && value === Number.MIN_SAFE_INTEGER) continue
+    if (integer && key === "maximum" && value === Number.MAX_SAFE_INTEGER) continue
+    out[key] = withoutSafeBounds(value)
+  }
+  return out
+}
+
 const inline = (schema: Schema.Top): JsonSchema.JsonSchema => {
   const doc = Schema.toJsonSchemaDocument(schema)
   const defs = doc.definitions
-  if (Object.keys(defs).length === 0) return doc.schema
-  return { ...doc.schema, $defs: defs }
+  const whole = Object.keys(defs).length === 0 ? doc.schema : { ...doc.schema, $defs: defs }
+  return withoutSafeBounds(whole) as JsonSchema.JsonSchema
 }
 
 /**

@@ -101,6 +101,31 @@ describe("Boundary", () => {
       assert.match(JSON.stringify(s.output), /"proof":\{"type":"string"/)
     })
 
+    it("integers carry no safe-integer bounds, and bounds a schema states stay", () => {
+      const bounded = Tool.make({
+        name: "bounded",
+        description: "Takes integers.",
+        input: Schema.Struct({
+          any: Schema.Int,
+          positive: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)),
+          list: Schema.Array(Schema.Struct({ n: Schema.Int }))
+        }),
+        output: Schema.Number,
+        failure: Schema.Never,
+        run: () => Effect.succeed(1)
+      })
+      const input = Boundary.jsonSchemas(bounded).input as {
+        readonly properties: Record<
+          string,
+          { readonly type?: string; readonly minimum?: number; readonly maximum?: number }
+        >
+      }
+      assert.deepStrictEqual(input.properties.any, { type: "integer" })
+      assert.notInclude(JSON.stringify(input), String(Number.MAX_SAFE_INTEGER))
+      assert.include(JSON.stringify(input.properties.positive), '"minimum":1')
+      assert.include(JSON.stringify(input.properties.list), '"type":"integer"')
+    })
+
     it("provider-safe names", () => {
       assert.strictEqual(Boundary.providerName("world.tools.file.read"), "world_tools_file_read")
       assert.throws(() => Boundary.providerName("x".repeat(65)))

@@ -186,6 +186,13 @@ const common = {
   )
 }
 
+const outputSchemas = Flag.Boolean("output-schemas").pipe(
+  Flag.withDescription(
+    "MCP: declare each tool's output JSON Schema (results carry structuredContent either way; clients that validate compile every schema on each listing)"
+  ),
+  Flag.withDefault(false)
+)
+
 const json = Flag.Boolean("json").pipe(
   Flag.withDescription("Print exactly one JSON object on stdout"),
   Flag.withDefault(false)
@@ -614,12 +621,12 @@ const exec = Command.make(
   )
 )
 
-const mcp = Command.make("mcp", { ...common }, (flags) =>
+const mcp = Command.make("mcp", { ...common, outputSchemas }, (flags) =>
   Effect.gen(function* () {
     const setup = yield* setupOf(flags, { stores: "sqlite", proofKey: true, profile: "local" })
     const road = Server.layer(setup)
     const Mcp = yield* loadMcp
-    yield* Layer.launch(Mcp.layerStdio().pipe(Layer.provide(road))).pipe(
+    yield* Layer.launch(Mcp.layerStdio({ outputSchemas: flags.outputSchemas }).pipe(Layer.provide(road))).pipe(
       // Traces go to OpenTelemetry when the standard OTEL_* variables ask for it.
       Effect.provide(Telemetry.layer({ serviceVersion: version })),
       Effect.mapError(startupProblem)
@@ -638,6 +645,7 @@ const serve = Command.make(
       Flag.withDescription("The address to bind (default 127.0.0.1: loopback only)"),
       Flag.withDefault("127.0.0.1")
     ),
+    outputSchemas,
     ...common
   },
   (flags) =>
@@ -653,7 +661,7 @@ const serve = Command.make(
       const approverToken = process.env.UGENT_APPROVER_TOKEN === "" ? undefined : process.env.UGENT_APPROVER_TOKEN
       const app = Http.serve(
         { ...options, port: flags.port, host: flags.host, token, approverToken },
-        Mcp.layerHttp({ path: "/mcp", askPending: approverToken !== undefined })
+        Mcp.layerHttp({ path: "/mcp", askPending: approverToken !== undefined, outputSchemas: flags.outputSchemas })
       )
       yield* Effect.scoped(
         Effect.gen(function* () {

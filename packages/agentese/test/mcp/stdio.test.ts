@@ -15,7 +15,8 @@ const targets = [
   {
     name: existsSync(ugentBin) ? "ugent mcp" : "ugent mcp (skipped: packages/agentese/bin/ugent.js does not exist yet)",
     available: existsSync(ugentBin),
-    start: (root: string, trust: string) => connectStdio(ugentBin, ["mcp", "--root", root, "--trust", trust])
+    start: (root: string, trust: string, extra: ReadonlyArray<string> = []) =>
+      connectStdio(ugentBin, ["mcp", "--root", root, "--trust", trust, ...extra])
   }
 ]
 
@@ -26,7 +27,8 @@ for (const target of targets) {
       "notes.md": "# notes\n",
       "draft.md": "draft\n",
       "alias.txt": "alias\n",
-      ".env": "SECRET=1\n"
+      ".env": "SECRET=1\n",
+      "big.txt": `${"a line of text that fills the budget quickly\n".repeat(5000)}`
     })
     // Three connections, as the default per-caller rate limit admits a burst of 3 calls.
     let writer: Client
@@ -78,12 +80,38 @@ for (const target of targets) {
       assert.deepStrictEqual(hints("world_tools_file_edit"), [false, true, false, false])
     })
 
-    it("gives every tool an object-root input schema and declares object outputs", async () => {
+    it("gives every tool an object-root input schema, and declares no output schema unless asked", async () => {
       const { tools } = await writer.listTools()
-      for (const tool of tools) assert.strictEqual(tool.inputSchema.type, "object", tool.name)
+      for (const tool of tools) {
+        assert.strictEqual(tool.inputSchema.type, "object", tool.name)
+        assert.isUndefined(tool.outputSchema, tool.name)
+        // Integers carry no ±(2^53 − 1) bounds: they are noise in a listing.
+        assert.notInclude(JSON.stringify(tool.inputSchema), "9007199254740991", tool.name)
+      }
       const read = tools.find((t) => t.name === "world_tools_file_read")!
       assert.deepInclude(read.inputSchema.required ?? [], "path")
-      assert.strictEqual(read.outputSchema?.type, "object")
+    })
+
+    it("with --output-schemas, declares object outputs that results (an over-budget summary too) conform to", async () => {
+      const client = await target.start(ws.root, "L0", ["--output-schemas"])
+      try {
+        const { tools } = await client.listTools()
+        const read = tools.find((t) => t.name === "world_tools_file_read")!
+        assert.strictEqual(read.outputSchema?.type, "object")
+        // The SDK client checks structuredContent against the declared schema, and throws on a mismatch.
+        const small = resultOf(
+          await client.callTool({ name: "world_tools_file_read", arguments: { path: "hello.txt" } })
+        )
+        assert.strictEqual(small.content, "1\thello")
+        const big = await client.callTool({
+          name: "world_tools_file_read",
+          arguments: { path: "big.txt", limit: 5000 }
+        })
+        assert.notStrictEqual(big.isError, true)
+        assert.strictEqual((big.structuredContent as { overBudget?: boolean }).overBudget, true)
+      } finally {
+        await client.close()
+      }
     })
 
     it("calls a read tool: structured content with the proof as a signed token", async () => {
