@@ -17,7 +17,7 @@ import { fromProviderName, isPath, toProviderName } from "./Path.ts"
 import * as Recipe from "./Recipe.ts"
 
 const ObserverService = Observer.Observer
-import type { Description, Entry, RegistryShape } from "./Registry.ts"
+import { computedOnRead, type Description, type Entry, type RegistryShape } from "./Registry.ts"
 
 // ---------------------------------------------------------------------------
 // Offers
@@ -81,11 +81,22 @@ export const baseLevel = (entry: Entry): Trust.TrustLevel => entry.level?.min ??
  */
 export const offerOf = (registry: RegistryShape, entry: Entry, recipe: Recipe.Recipe): Offer => {
   const decision = Recipe.decide(recipe, entry.path, baseLevel(entry))
-  return {
-    ...registry.describeEntry(entry),
-    requiredTrust: decision._tag === "Allowed" ? decision.requiredTrust : baseLevel(entry),
-    requiresApproval: decision._tag === "Allowed" && decision.approval
-  }
+  const d = registry.describeEntry(entry)
+  // Output and failure schemas stay computed on their first read (see Registry.describeEntry).
+  return computedOnRead(
+    {
+      path: d.path,
+      name: d.name,
+      description: d.description,
+      toolTrust: d.toolTrust,
+      effects: d.effects,
+      annotations: d.annotations,
+      input: d.input,
+      requiredTrust: decision._tag === "Allowed" ? decision.requiredTrust : baseLevel(entry),
+      requiresApproval: decision._tag === "Allowed" && decision.approval
+    },
+    { output: () => d.output, failure: () => d.failure }
+  )
 }
 
 /**

@@ -123,6 +123,35 @@ export const annotationsOf = (entry: Entry): Annotations => {
   }
 }
 
+/**
+ * Adds enumerable properties computed on their first read (and kept):
+ * a listing needs every input schema, but output and failure schemas,
+ * most of the work, only when a projection shows them. A spread or
+ * `JSON.stringify` reads them as plain values.
+ *
+ * @internal
+ */
+export const computedOnRead = <A extends object, B extends Record<string, unknown>>(
+  base: A,
+  fields: { readonly [K in keyof B]: () => B[K] }
+): A & B => {
+  for (const key of Object.keys(fields) as Array<keyof B & string>) {
+    let value: B[typeof key] | undefined
+    let computed = false
+    Object.defineProperty(base, key, {
+      enumerable: true,
+      get: () => {
+        if (!computed) {
+          value = fields[key]()
+          computed = true
+        }
+        return value
+      }
+    })
+  }
+  return base as A & B
+}
+
 const distance = (a: string, b: string): number => {
   const row = Array.from({ length: b.length + 1 }, (_, i) => i)
   for (let i = 1; i <= a.length; i++) {
@@ -156,15 +185,18 @@ export const make = (all: ReadonlyArray<Entry>): RegistryShape => {
   const describeEntry = (entry: Entry): Description => {
     const cached = descriptions.get(entry.path)
     if (cached !== undefined) return cached
-    const description: Description = {
-      path: entry.path,
-      name: entry.tool.name,
-      description: entry.tool.description,
-      toolTrust: entry.tool.trust,
-      effects: { ...entry.tool.effects },
-      annotations: annotationsOf(entry),
-      ...Boundary.jsonSchemas(entry.tool)
-    }
+    const description = computedOnRead(
+      {
+        path: entry.path,
+        name: entry.tool.name,
+        description: entry.tool.description,
+        toolTrust: entry.tool.trust,
+        effects: { ...entry.tool.effects },
+        annotations: annotationsOf(entry),
+        input: Boundary.jsonSchema(entry.tool.input)
+      },
+      { output: () => Boundary.jsonSchema(entry.tool.output), failure: () => Boundary.jsonSchema(entry.tool.failure) }
+    )
     descriptions.set(entry.path, description)
     return description
   }

@@ -120,7 +120,14 @@ const withoutSafeBounds = (node: unknown): unknown => {
   return out
 }
 
-const inline = (schema: Schema.Top): JsonSchema.JsonSchema => {
+/**
+ * The JSON Schema (draft 2020-12) of one schema, its definitions inlined
+ * under `$defs`, without the safe-integer bounds of integers.
+ *
+ * @category describing
+ * @since 0.2.0
+ */
+export const jsonSchema = (schema: Schema.Top): JsonSchema.JsonSchema => {
   const doc = Schema.toJsonSchemaDocument(schema)
   const defs = doc.definitions
   const whole = Object.keys(defs).length === 0 ? doc.schema : { ...doc.schema, $defs: defs }
@@ -139,7 +146,7 @@ export const jsonSchemas = <A, B, E, R>(
   readonly input: JsonSchema.JsonSchema
   readonly output: JsonSchema.JsonSchema
   readonly failure: JsonSchema.JsonSchema
-} => ({ input: inline(tool.input), output: inline(tool.output), failure: inline(tool.failure) })
+} => ({ input: jsonSchema(tool.input), output: jsonSchema(tool.output), failure: jsonSchema(tool.failure) })
 
 /**
  * A name that LLM providers and strict MCP clients accept
@@ -247,7 +254,7 @@ const parametersOf = (
     const parameters = strictParameters(tool, dialect)
     if (Option.isSome(parameters)) return { parameters: parameters.value, strict: true }
   }
-  return { parameters: objectRoot(inline(tool.input)), strict: false }
+  return { parameters: objectRoot(jsonSchema(tool.input)), strict: false }
 }
 
 /**
