@@ -112,17 +112,21 @@ describe.skipIf(!reachable)(
     })
 
     it("importing the five packages, or running ugent list, loads neither PostgreSQL, Redis, isomorphic-git nor the web client", async () => {
-      // A resolve hook that refuses the optional packages, and the modules only web.fetch needs (its HTTPS client
-      // and the worker that converts large pages): any import of one fails the run.
-      const refuse = [
-        'import { registerHooks } from "node:module"',
-        'const refused = ["redis", "@effect/sql-pg", "isomorphic-git", "@effect/platform-node/NodeRedis", "node:https", "node:worker_threads"]',
-        "registerHooks({ resolve: (specifier, context, next) => {",
-        "  if (refused.includes(specifier)) throw new Error(`loaded ${specifier}`)",
-        "  return next(specifier, context)",
-        "} })"
-      ].join("\n")
-      writeFileSync(join(project, "refuse.mjs"), refuse)
+      // A resolve hook that refuses the optional packages: any import of one fails the run. The command line also
+      // refuses the modules only web.fetch needs (its HTTPS client, the worker that converts large pages); the
+      // library may load them, since its barrel exports the HTTP projection.
+      const refusing = (names: ReadonlyArray<string>) =>
+        [
+          'import { registerHooks } from "node:module"',
+          `const refused = ${JSON.stringify(names)}`,
+          "registerHooks({ resolve: (specifier, context, next) => {",
+          "  if (refused.includes(specifier)) throw new Error(`loaded ${specifier}`)",
+          "  return next(specifier, context)",
+          "} })"
+        ].join("\n")
+      const optional = ["redis", "@effect/sql-pg", "isomorphic-git", "@effect/platform-node/NodeRedis"]
+      writeFileSync(join(project, "refuse.mjs"), refusing(optional))
+      writeFileSync(join(project, "refuse-cli.mjs"), refusing([...optional, "node:https", "node:worker_threads"]))
       const imports = ["core", "tools", "wrappers", "agentese", "laws"]
         .map((p) => `await import("@ugent/${p}")`)
         .join("; ")
@@ -134,7 +138,7 @@ describe.skipIf(!reachable)(
       expect(library.code, library.stderr).toBe(0)
       const cli = await run(
         process.execPath,
-        ["--import", join(project, "refuse.mjs"), installed.bin, "list", "--root", work],
+        ["--import", join(project, "refuse-cli.mjs"), installed.bin, "list", "--root", work],
         work
       )
       expect(cli.code, cli.stderr).toBe(0)
