@@ -69,7 +69,11 @@ export const bundleBin = async (): Promise<void> => {
   const out = join(agentese, "dist", "bin")
   rmSync(out, { recursive: true, force: true })
   const result = await build({
-    input: { cli: join(agentese, "src", "projections", "Cli.ts") },
+    input: {
+      cli: join(agentese, "src", "projections", "Cli.ts"),
+      // web.fetch converts large pages in a worker it finds beside its own module (a chunk): emitted there.
+      markdownWorker: join(root, "packages", "tools", "src", "internal", "web", "markdownWorker.ts")
+    },
     platform: "node",
     external,
     resolve: { conditionNames: ["@ugent/source", "import", "node", "default"] },
@@ -80,7 +84,7 @@ export const bundleBin = async (): Promise<void> => {
       sourcemap: true,
       // Less to read and keep in memory at start-up; function and class names stay for stack traces and `.name`.
       minify: { compress: { keepNames: { function: true, class: true } }, mangle: { keepNames: true } },
-      entryFileNames: "[name].js",
+      entryFileNames: (chunk) => (chunk.name === "markdownWorker" ? "chunks/[name].js" : "[name].js"),
       chunkFileNames: "chunks/[name]-[hash].js"
     },
     // The entry's exports (`main`) are what bin/ugent.js calls.

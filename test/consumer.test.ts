@@ -14,6 +14,8 @@
  */
 import { execFile, spawnSync } from "node:child_process"
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { delimiter, join } from "node:path"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
@@ -207,6 +209,38 @@ describe.skipIf(!reachable)(
       const outcome = JSON.parse(read.stdout) as { ok: boolean; result: { content: string } }
       expect(outcome.ok).toBe(true)
       expect(outcome.result.content).toBe("1\talpha\n2\tbeta")
+    })
+
+    it("the installed ugent converts a large page (over 128 KB) to Markdown in its worker", async () => {
+      // A page of about 200 KB from a loopback server, which a recipe allows.
+      const paragraphs = Array.from(
+        { length: 3000 },
+        (_, i) => `<p>Paragraph ${i} of the page, with some more text to make it long enough.</p>`
+      )
+      const page = `<html><head><title>Big</title></head><body><h1>Big page</h1>${paragraphs.join("")}</body></html>`
+      const server = createServer((_, res) => {
+        res.writeHead(200, { "content-type": "text/html; charset=utf-8" })
+        res.end(page)
+      })
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+      try {
+        const port = (server.address() as AddressInfo).port
+        writeFileSync(join(work, "web.json"), JSON.stringify({ allowHosts: [`127.0.0.1:${port}`] }))
+        const input = JSON.stringify({ url: `http://127.0.0.1:${port}/big`, maxLength: 2000 })
+        const fetched = await run(
+          installed.bin,
+          ["invoke", "world.tools.web.fetch", "--input", input, "--recipe", "web.json", "--root", work, "--json"],
+          work
+        )
+        expect(fetched.code, fetched.stderr).toBe(0)
+        const outcome = JSON.parse(fetched.stdout) as { ok: boolean; result: { content: string; notice?: string } }
+        expect(outcome.ok, fetched.stdout).toBe(true)
+        expect(outcome.result.notice ?? "").not.toContain("could not be converted")
+        expect(outcome.result.content).toMatch(/^# Big page\n\nParagraph 0 of the page/)
+        expect(page.length).toBeGreaterThan(128 * 1024)
+      } finally {
+        server.close()
+      }
     })
 
     it("an old Node on the PATH gets one line naming the Node version needed", async (ctx) => {

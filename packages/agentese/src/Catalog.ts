@@ -9,7 +9,7 @@
  *
  * @since 0.2.0
  */
-import { Observer, ToolError, type Trust } from "@ugent/core"
+import { Boundary, Observer, ToolError, type Trust } from "@ugent/core"
 import { Effect, type JsonSchema, Option, Schema } from "effect"
 import * as Budget from "./Budget.ts"
 import type * as Invoke from "./Invoke.ts"
@@ -216,7 +216,7 @@ export const inputShape = (schema: JsonSchema.JsonSchema): InputShape => {
   }
 }
 
-const overBudgetSchema = Schema.toJsonSchemaDocument(Budget.OverBudget).schema as JsonSchema.JsonSchema
+const overBudgetSchema = Boundary.jsonSchema(Budget.OverBudget)
 
 /**
  * The schema of what a served call returns: the tool's output, or, when the

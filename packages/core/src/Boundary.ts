@@ -238,7 +238,7 @@ export const strictParameters = (
   dialect: "openai" | "anthropic" = "openai"
 ): Option.Option<ObjectSchema> => {
   try {
-    const schema = strictCodec(tool, dialect).jsonSchema
+    const schema = withoutSafeBounds(strictCodec(tool, dialect).jsonSchema) as JsonSchema.JsonSchema
     return isObjectSchema(schema) ? Option.some(schema) : Option.none()
   } catch {
     return Option.none()

@@ -124,6 +124,12 @@ describe("Boundary", () => {
       assert.notInclude(JSON.stringify(input), String(Number.MAX_SAFE_INTEGER))
       assert.include(JSON.stringify(input.properties.positive), '"minimum":1')
       assert.include(JSON.stringify(input.properties.list), '"type":"integer"')
+      // The strict (OpenAI, Anthropic) forms too.
+      for (const dialect of ["openai", "anthropic"] as const) {
+        const strict = JSON.stringify(Option.getOrThrow(Boundary.strictParameters(bounded, dialect)))
+        assert.include(strict, '"type":"integer"', dialect)
+        assert.notInclude(strict, String(Number.MAX_SAFE_INTEGER), dialect)
+      }
     })
 
     it("provider-safe names", () => {
