@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Catalog, Recipe, Registry } from "@ugent/agentese"
-import { Tool } from "@ugent/core"
-import { Effect, Schema } from "effect"
+import { Family, Tool } from "@ugent/core"
+import { Context, Effect, Schema } from "effect"
 
 /** A string schema that counts how often its JSON Schema is made. */
 const counted = () => {
@@ -28,8 +28,10 @@ describe("Registry descriptions", () => {
       output: Schema.Struct({ text: output.schema }),
       failure: Schema.Never,
       run: ({ text }) => Effect.succeed({ text })
-    }) as unknown as Registry.Entry["tool"]
-    const registry = Registry.make([{ path: "world.tools.echo", family: "echo", tool: echo }])
+    })
+    const registry = Registry.make([
+      { path: "world.tools.echo", family: "echo", tool: Family.close(echo, Context.empty()) }
+    ])
     const entry = registry.get("world.tools.echo")!
 
     const offers = Catalog.offers(registry, { id: "a", trust: 0 }, Recipe.allowAll)

@@ -362,14 +362,20 @@ export const setupOf = (
 
 const printJson = (value: unknown) => Console.log(JSON.stringify(value))
 
-/** Prints a usage error (as JSON on stdout with --json) and fails with it. */
-const usage = (asJson: boolean) => (error: UsageError) =>
-  Effect.andThen(
-    asJson
-      ? printJson({ ok: false, error: { _tag: error._tag, message: error.message }, kind: "usage" })
-      : Console.error(`ugent: ${error.message}`),
-    Effect.fail(error)
-  )
+/** Prints an error of a kind (as JSON on stdout with --json, else one line on stderr) and fails with it. */
+const reported =
+  (kind: "usage" | "model") =>
+  (asJson: boolean) =>
+  <E extends { readonly _tag: string; readonly message: string }>(error: E) =>
+    Effect.andThen(
+      asJson
+        ? printJson({ ok: false, error: { _tag: error._tag, message: error.message }, kind })
+        : Console.error(`ugent: ${error.message}`),
+      Effect.fail(error)
+    )
+
+/** A usage error, said in one line (or one JSON object), then failed with. */
+const usage = reported("usage")
 
 /** On a terminal, says what is running when a call takes more than a second; silent when piped. */
 const withProgress = <A, E, R>(label: string, effect: Effect.Effect<A, E, R>) =>
@@ -456,13 +462,7 @@ const onRoadWithModel = <A>(
   )
 
 /** A model that is not ready, said in one line (or one JSON object), then the exit code 2. */
-const modelNotReady = (json: boolean) => (error: ModelNotReady) =>
-  Effect.andThen(
-    json
-      ? printJson({ ok: false, error: { _tag: error._tag, message: error.message }, kind: "model" })
-      : Console.error(`ugent: ${error.message}`),
-    Effect.fail(error)
-  )
+const modelNotReady = reported("model")
 
 // ---------------------------------------------------------------------------
 // Commands
