@@ -43,7 +43,12 @@ export const maxTimeoutSeconds = 600
  * @since 0.2.0
  */
 export const Input = Schema.Struct({
-  command: Schema.String.check(Schema.isBetweenLength(1, 100_000)).annotate({
+  command: Schema.String.check(
+    Schema.isBetweenLength(1, 100_000),
+    Schema.makeFilter(
+      (command: string) => !command.includes("\u0000") || "A command line cannot contain a NUL character"
+    )
+  ).annotate({
     description:
       "The command line, run by `bash -c` in a sandbox: only the workspace is writable, secret files read empty, .git is read-only, there is no network."
   }),

@@ -30,6 +30,9 @@
  *   namespace, or, on a host where the server runs as root (exempt from that
  *   limit), by a `pids` control group where one can be made; file size by
  *   `RLIMIT_FSIZE`; output by a byte ceiling after which the run is stopped.
+ *   Joining a `pids` group is slow (10–20 ms), so where runs join one the
+ *   next run's process is started ahead: it joins its group and waits in
+ *   bubblewrap for the run's options, which decide everything about the run.
  *
  * **What is not isolated.** Memory is not limited beyond the process count;
  * CPU time only by the wall-time limit. The kernel is shared: a kernel bug

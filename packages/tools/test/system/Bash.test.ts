@@ -1,7 +1,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { SystemBash, System, Workspace } from "@ugent/tools"
+import { Sandbox, SystemBash, System, Workspace } from "@ugent/tools"
 import { Effect, Fiber, Schema } from "effect"
 import { bash, cleanup, kill, output, processesWith, sandboxGate, withSandbox, workspace } from "./fixtures.ts"
 
@@ -75,6 +75,77 @@ describe.skipIf(gate.skip)(`system.bash${gate.note}`, () => {
       expect(error.message).toMatch(/from 1 to 600/)
       expect(Schema.decodeUnknownOption(SystemBash.Input)({ command: "true", timeoutSeconds: 601 })._tag).toBe("None")
       expect(Schema.decodeUnknownOption(SystemBash.Input)({ command: "" })._tag).toBe("None")
+    })
+
+    it("refuses a NUL character in the command line, in the input and in the sandbox", async () => {
+      const ws = workspace()
+      const decoded = Schema.decodeUnknownExit(SystemBash.Input)({ command: "echo a\u0000echo b" })
+      expect(String(decoded)).toMatch(/cannot contain a NUL character/)
+      const error = await withSandbox(ws.root, Effect.flip(bash.run({ command: "echo a\u0000echo b" })))
+      expect(error._tag).toBe("SandboxFailed")
+      const direct = await withSandbox(
+        ws.root,
+        Effect.flip(
+          Effect.flatMap(Sandbox.Sandbox, (s) => s.run({ command: "echo a\u0000b", cwd: ws.root, timeoutMillis: 5000 }))
+        )
+      )
+      expect(direct._tag).toBe("SandboxFailed")
+    })
+  })
+
+  describe("a run's process started ahead (hosts where runs join a pids control group)", () => {
+    it("decides nothing before the run: a secret made, a file written and a directory chosen after it started all hold", async (ctx) => {
+      const ws = workspace()
+      fs.mkdirSync(path.join(ws.root, "sub"))
+      const views = await withSandbox(
+        ws.root,
+        Effect.gen(function* () {
+          const isolation = (yield* Sandbox.Sandbox).isolation
+          if (isolation.processLimit !== "cgroup") return undefined
+          yield* bash.run({ command: "true" })
+          // The next run's process is waiting now; what follows happens after it started.
+          yield* Effect.sleep("100 millis")
+          fs.writeFileSync(path.join(ws.root, "sub", ".env"), "TOKEN=made-later\n")
+          fs.writeFileSync(path.join(ws.root, "sub", "notes.txt"), "written later\n")
+          const second = yield* bash.run({ command: 'pwd; cat notes.txt .env; echo "[$UGENT_COMMAND]"', cwd: "sub" })
+          const third = yield* bash.run({ command: 'echo third; printf %s "$0"' })
+          return [second, third] as const
+        })
+      )
+      if (views === undefined) {
+        ctx.skip("runs join no pids control group on this host (it does when the server runs as root)")
+        return
+      }
+      const [second, third] = views
+      expect(second.stdout).toBe(`${path.join(ws.root, "sub")}\nwritten later\n[]\n`)
+      expect(third.stdout).toBe("third\n/bin/bash")
+    })
+
+    it("closing the sandbox leaves no process waiting for a run", async () => {
+      const ws = workspace()
+      const waiting = () =>
+        fs
+          .readdirSync("/proc")
+          .filter((entry) => /^\d+$/.test(entry))
+          .filter((entry) => {
+            try {
+              const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
+              const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
+              return ppid === process.pid && fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").includes("--args")
+            } catch {
+              return false
+            }
+          })
+      const during = await withSandbox(
+        ws.root,
+        Effect.gen(function* () {
+          yield* bash.run({ command: "true" })
+          yield* Effect.sleep("200 millis")
+          return { cgroup: (yield* Sandbox.Sandbox).isolation.processLimit === "cgroup", waiting: waiting().length }
+        })
+      )
+      if (during.cgroup) expect(during.waiting).toBe(1)
+      expect(waiting()).toEqual([])
     })
   })
 

@@ -16,7 +16,7 @@
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import { Cause, Clock, Deferred, Effect, Exit, Fiber, Option, type Scope, Stream } from "effect"
-import { ChildProcess, type ChildProcessSpawner } from "effect/process"
+import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import { Capture, renderBoth } from "./capture.ts"
 
 export type Status = "running" | "exited" | "timed-out" | "killed" | "output-limit" | "failed"
@@ -45,6 +45,18 @@ export interface Launch {
   readonly release?: (() => void) | undefined
   /** The leader is bubblewrap: its child is the init of the run's PID namespace. */
   readonly namespace: boolean
+  /**
+   * A process started ahead for this run: it is used instead of spawning
+   * `argv` (which it will become once `begin` hands it the run's options),
+   * and `close` ends it like the scope of a spawn would.
+   */
+  readonly warm?:
+    | {
+        readonly handle: ChildProcessSpawner.ChildProcessHandle
+        readonly begin: Effect.Effect<unknown>
+        readonly close: Effect.Effect<void>
+      }
+    | undefined
 }
 
 export interface Run {
@@ -173,15 +185,19 @@ export const makeRegistry = (options: {
     Effect.scoped(
       Effect.gen(function* () {
         const [program, ...args] = launch.argv
-        const handle = yield* spawner.spawn(
-          ChildProcess.make(program, args, {
-            cwd: launch.cwd,
-            env: { ...launch.env },
-            extendEnv: false,
-            stdin: "ignore",
-            killSignal: "SIGKILL"
-          })
-        )
+        const warm = launch.warm
+        const handle =
+          warm === undefined
+            ? yield* spawner.spawn(
+                ChildProcess.make(program, args, {
+                  cwd: launch.cwd,
+                  env: { ...launch.env },
+                  extendEnv: false,
+                  stdin: "ignore",
+                  killSignal: "SIGKILL"
+                })
+              )
+            : yield* Effect.acquireRelease(Effect.as(warm.begin, warm.handle), () => warm.close)
         // Registered after the spawn, so it runs before the spawner kills the leader's group.
         if (launch.namespace) yield* Effect.addFinalizer(() => killNamespace(handle.pid))
         let bytes = 0

@@ -10,8 +10,8 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { ToolError } from "@ugent/core"
-import { Effect, type Scope } from "effect"
-import { ChildProcessSpawner } from "effect/process"
+import { Deferred, Effect, Exit, Scope, Stream } from "effect"
+import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import type { Isolation, Options, Request, SandboxShape, StartError } from "../../system/Sandbox.ts"
 import { SandboxFailed, TooManyRuns, UnknownRun } from "../../system/SystemError.ts"
 import { Workspace } from "../../Workspace.ts"
@@ -77,20 +77,42 @@ const environment = (home: string, extra: Readonly<Record<string, string>> | und
 /**
  * The program every run starts: a fixed script sets the resource limits
  * (failing closed), then the command line runs as `bash -c` in a fresh bash
- * that reads no startup file. The command is an argument, never spliced into
- * the script.
+ * that reads no startup file. The command comes in the environment variable
+ * `UGENT_COMMAND`, which the script takes and unsets: it is an argument of
+ * the inner bash, never spliced into the script. (In the environment rather
+ * than on the command line, so that a process started ahead of its run can
+ * receive it with bubblewrap's other arguments.)
  */
-const program = (command: string, limits: { readonly processes: number; readonly fileBytes: number }) => [
-  "/bin/bash",
-  "--noprofile",
-  "--norc",
-  "-c",
-  `ulimit -u ${limits.processes} -f ${Math.ceil(limits.fileBytes / 1024)} || { echo "ugent: the sandbox's resource limits could not be set" >&2; exit 126; }; exec /bin/bash --noprofile --norc -c "$1"`,
-  "ugent-sandbox",
-  command
-]
+const program = (limits: { readonly processes: number; readonly fileBytes: number }) =>
+  [
+    "/bin/bash",
+    "--noprofile",
+    "--norc",
+    "-c",
+    `ulimit -u ${limits.processes} -f ${Math.ceil(limits.fileBytes / 1024)} || { echo "ugent: the sandbox's resource limits could not be set" >&2; exit 126; }; c=$UGENT_COMMAND; unset UGENT_COMMAND; exec /bin/bash --noprofile --norc -c "$c"`,
+    "ugent-sandbox"
+  ] as const
 
+/** Joins the pids group named by `$1`, then runs the rest of the arguments. */
 const cgroupJoin = 'echo $$ > "$1" || exit 125; shift; exec "$@"'
+
+/** Bubblewrap's arguments as `--args` reads them: each ends with a NUL. */
+const nulSeparated = (args: ReadonlyArray<string>): Uint8Array =>
+  Buffer.from(args.map((a) => `${a}\0`).join(""), "utf8")
+
+/**
+ * A process started ahead of the next run where runs join a pids group:
+ * joining one costs 10 to 20 ms (cgroup v1 waits for an RCU grace period),
+ * which a warm process pays before it is needed. It has joined its group and
+ * waits in bubblewrap for the run's options on descriptor 3; nothing of the
+ * run (workspace masks, directory, command) is decided before it is taken.
+ */
+interface Warm {
+  readonly handle: ChildProcessSpawner.ChildProcessHandle
+  readonly scope: Scope.Closeable
+  readonly options: Deferred.Deferred<Uint8Array>
+  readonly group: string
+}
 
 /** Builds a sandbox over the current workspace; closing the scope kills its runs and removes what it made. */
 export const make = (
@@ -213,39 +235,127 @@ export const make = (
     })
 
     const walker = new Walker({ blockedBy: ws.blockedBy, skip: new Set(["node_modules"]) })
+    const inner = program(limits)
     let groups = 0
+
+    // --- warm processes (only where runs join a pids group) ---
+    let warm: Warm | undefined
+    let warming = false
+    const closeWarm = (w: Warm): Effect.Effect<void> =>
+      Effect.andThen(
+        Scope.close(w.scope, Exit.void),
+        Effect.sync(() => pids?.release(w.group))
+      )
+    /** Starts the next warm process, unless one is waiting or starting. */
+    const prepare = (cgroups: cgroup.PidsCgroup, bwrapPath: string): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        if (warm !== undefined || warming) return
+        warming = true
+        const group = `g${++groups}`
+        const procs = cgroups.forRun(group, limits.processes)
+        if (procs === undefined) {
+          warming = false
+          return
+        }
+        const ownScope = yield* Scope.make()
+        const options = yield* Deferred.make<Uint8Array>()
+        const spawned = yield* spawner
+          .spawn(
+            ChildProcess.make(
+              "/bin/sh",
+              ["-c", cgroupJoin, "ugent-cgroup", procs, bwrapPath, "--args", "3", "--", ...inner],
+              {
+                cwd: "/",
+                env: { ...env },
+                extendEnv: false,
+                stdin: "ignore",
+                killSignal: "SIGKILL",
+                additionalFds: { fd3: { type: "input", stream: Stream.fromEffect(Deferred.await(options)) } }
+              }
+            )
+          )
+          .pipe(Scope.provide(ownScope), Effect.exit)
+        warming = false
+        if (Exit.isFailure(spawned)) {
+          yield* Scope.close(ownScope, spawned)
+          cgroups.release(group)
+          return
+        }
+        warm = { handle: spawned.value, scope: ownScope, options, group }
+      }).pipe(Effect.uninterruptible)
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => {
+        const w = warm
+        warm = undefined
+        return w === undefined ? Effect.void : closeWarm(w)
+      })
+    )
+    /** The warm process, if one is waiting and still alive (one whose join failed has exited). */
+    const takeWarm: Effect.Effect<Warm | undefined> = Effect.gen(function* () {
+      const w = warm
+      warm = undefined
+      if (w === undefined) return undefined
+      if (yield* Effect.orElseSucceed(w.handle.isRunning, () => false)) return w
+      yield* closeWarm(w)
+      return undefined
+    })
+
     const launch = (request: Request): Effect.Effect<Launch, SandboxFailed> =>
-      Effect.suspend((): Effect.Effect<Launch, SandboxFailed> => {
-        const inner = program(request.command, limits)
+      Effect.gen(function* () {
+        if (request.command.includes("\0")) {
+          return yield* new SandboxFailed({ reason: "a command line cannot contain a NUL character" })
+        }
         if (isolation.kind === "unsandboxed") {
-          return Effect.succeed({
-            argv: inner as [string, ...Array<string>],
+          return {
+            argv: inner,
             cwd: request.cwd,
-            env,
+            env: { ...env, UGENT_COMMAND: request.command },
             namespace: false
-          })
+          } satisfies Launch
         }
         if (isolation.kind === "none" || bwrap === undefined) {
-          return Effect.fail(new SandboxFailed({ reason: isolation.reason }))
+          return yield* new SandboxFailed({ reason: isolation.reason })
         }
         const masks = walker.find(ws.root)
-        const argv = [bwrap, ...layout.bwrapArgs(host, runLayout(request.cwd, masks)), "--", ...inner]
+        const options = [
+          ...layout.bwrapArgs(host, runLayout(request.cwd, masks)),
+          "--setenv",
+          "UGENT_COMMAND",
+          request.command
+        ]
         if (pids === undefined) {
-          return Effect.succeed({ argv: argv as [string, ...Array<string>], cwd: "/", env, namespace: true })
-        }
-        const group = `g${++groups}`
-        const procs = pids.forRun(group, limits.processes)
-        if (procs === undefined) {
-          return Effect.fail(new SandboxFailed({ reason: "the process-limit control group could not be created" }))
+          return { argv: [bwrap, ...options, "--", ...inner], cwd: "/", env, namespace: true } satisfies Launch
         }
         const cgroups = pids
-        return Effect.succeed({
-          argv: ["/bin/sh", "-c", cgroupJoin, "ugent-cgroup", procs, ...argv],
+        const taken = yield* takeWarm
+        // The next run's process starts now, while this one runs.
+        yield* Effect.forkIn(prepare(cgroups, bwrap), scope, { startImmediately: true })
+        if (taken !== undefined) {
+          return {
+            argv: [bwrap, ...options, "--", ...inner],
+            cwd: "/",
+            env,
+            namespace: true,
+            release: () => cgroups.release(taken.group),
+            warm: {
+              handle: taken.handle,
+              begin: Deferred.succeed(taken.options, nulSeparated(options)),
+              close: Scope.close(taken.scope, Exit.void)
+            }
+          } satisfies Launch
+        }
+        const group = `g${++groups}`
+        const procs = cgroups.forRun(group, limits.processes)
+        if (procs === undefined) {
+          return yield* new SandboxFailed({ reason: "the process-limit control group could not be created" })
+        }
+        return {
+          argv: ["/bin/sh", "-c", cgroupJoin, "ugent-cgroup", procs, bwrap, ...options, "--", ...inner],
           cwd: "/",
           env,
           namespace: true,
           release: () => cgroups.release(group)
-        })
+        } satisfies Launch
       })
 
     const begin = (request: Request, background: boolean): Effect.Effect<RunState, StartError> =>
