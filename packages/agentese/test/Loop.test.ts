@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Loop } from "@ugent/agentese"
+import { ReadProof } from "@ugent/core"
 import { Effect, Schema } from "effect"
 import { TestClock } from "effect/testing"
 
@@ -48,5 +49,25 @@ describe("Loop.layerMemory", () => {
         }
       }).pipe(Effect.provide(Loop.layerMemory)),
     { arbitrary: { runs: 300 } }
+  )
+})
+
+describe("Loop.fingerprint", () => {
+  it.effect("counts a read proof by what it proves, not by its token, at any depth", () =>
+    Effect.gen(function* () {
+      const issue = (content: string) =>
+        ReadProof.issue({ path: "/ws/a.txt", content, coverage: { _tag: "Whole" } }).pipe(
+          Effect.tap(() => TestClock.adjust("1 second"))
+        )
+      const first = yield* issue("A")
+      const again = yield* issue("A")
+      const changed = yield* issue("B")
+      assert.notStrictEqual(JSON.stringify(first), JSON.stringify(again))
+      const result = (proof: ReadProof.ReadProof) => ({ content: "A", proof, nested: [{ proof }] })
+      assert.strictEqual(Loop.fingerprint(result(first)), Loop.fingerprint(result(again)))
+      assert.strictEqual(Loop.fingerprint(first), Loop.fingerprint(again))
+      assert.notStrictEqual(Loop.fingerprint(result(first)), Loop.fingerprint(result(changed)))
+      assert.notStrictEqual(Loop.fingerprint({ content: "A" }), Loop.fingerprint({ content: "B" }))
+    })
   )
 })

@@ -44,10 +44,52 @@ export const decodeInput = <A, B, E, R>(tool: Tool<A, B, E, R>, input: unknown):
  * @since 0.1.0
  */
 export const encodeOutput = <A, B, E, R>(tool: Tool<A, B, E, R>, output: B): Effect.Effect<unknown> =>
-  Schema.encodeUnknownEffect(tool.output)(output).pipe(
-    Effect.mapError((e) => new Error(`${tool.name} produced an output its own schema cannot encode: ${e.message}`)),
-    Effect.orDie
-  )
+  Effect.suspend(() => {
+    // The synchronous encoder first: run inside a fiber, the effectful one costs several times as much on a
+    // large result. A schema that needs an effect to encode, or an output that fails, takes the effectful road.
+    const exit = syncEncoder(tool.output)(output)
+    return Exit.isSuccess(exit)
+      ? Effect.succeed(exit.value)
+      : Schema.encodeUnknownEffect(tool.output)(output).pipe(
+          Effect.mapError(
+            (e) => new Error(`${tool.name} produced an output its own schema cannot encode: ${e.message}`)
+          ),
+          Effect.orDie
+        )
+  })
+
+const texts = new WeakMap<object, string>()
+
+/**
+ * The JSON text of an encoded value, made once per object: the road sizes a
+ * result by it, its audit keeps its head, and a projection sends it, so a
+ * large result is printed once instead of three times. Encoded values are
+ * never mutated, so the text stays true. `undefined` prints as `"null"`.
+ *
+ * @category encoding
+ * @since 0.2.0
+ */
+export const jsonText = (encoded: unknown): string => {
+  if (typeof encoded !== "object" || encoded === null) return JSON.stringify(encoded) ?? "null"
+  let text = texts.get(encoded)
+  if (text === undefined) {
+    text = JSON.stringify(encoded) ?? "null"
+    texts.set(encoded, text)
+  }
+  return text
+}
+
+const syncEncoders = new WeakMap<object, (u: unknown) => Exit.Exit<unknown, unknown>>()
+
+/** The synchronous encoder of a schema, made once per schema. */
+const syncEncoder = (schema: Schema.Codec<unknown, unknown, never, never>) => {
+  let encoder = syncEncoders.get(schema)
+  if (encoder === undefined) {
+    encoder = Schema.encodeUnknownExit(schema)
+    syncEncoders.set(schema, encoder)
+  }
+  return encoder
+}
 
 /**
  * Encodes a typed failure to JSON with the tool's failure schema, keeping

@@ -274,4 +274,20 @@ describe("Boundary", () => {
       { arbitrary: { runs: 200 } }
     )
   })
+
+  describe("jsonText", () => {
+    it.prop(
+      "is JSON.stringify's text, the same for the same object every time",
+      { value: Schema.Json },
+      ({ value }) => {
+        const text = Boundary.jsonText(value)
+        assert.strictEqual(text, JSON.stringify(value) ?? "null")
+        assert.strictEqual(Boundary.jsonText(value), text)
+      }
+    )
+
+    it("prints undefined as null", () => {
+      assert.strictEqual(Boundary.jsonText(undefined), "null")
+    })
+  })
 })

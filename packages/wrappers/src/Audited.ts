@@ -20,7 +20,7 @@
  *
  * @since 0.1.0
  */
-import { Observer, Tool, ToolError } from "@ugent/core"
+import { Boundary, Observer, Tool, ToolError } from "@ugent/core"
 import { Cause, Clock, Context, Effect, Exit, Option } from "effect"
 import { dual } from "effect/Function"
 import { type AuditEntry, type AuditError, AuditStore } from "./AuditStore.ts"
@@ -65,7 +65,7 @@ const inputText = (encoded: unknown): string =>
 const resultText = (encoded: unknown): string => {
   if (typeof encoded === "string") return encoded
   try {
-    return JSON.stringify(encoded) ?? "null"
+    return Boundary.jsonText(encoded)
   } catch {
     // A bigint or a cycle: a plain copy prints.
     return JSON.stringify(jsonOf(encoded))

@@ -10,7 +10,7 @@
  * @since 0.1.0
  */
 import { randomUUID } from "node:crypto"
-import { Observer } from "@ugent/core"
+import { Boundary, Observer } from "@ugent/core"
 import { Context, Duration, Effect, Layer, Logger, Option, Stdio } from "effect"
 import { McpProtocol, McpSchema, McpServer } from "effect/ai"
 import { HttpRouter } from "effect/http"
@@ -217,7 +217,7 @@ export const toMcpTool = (
 export const toCallToolResult = (outcome: Invoke.Outcome): McpSchema.CallToolResult =>
   outcome.ok
     ? new McpSchema.CallToolResult({
-        content: [{ type: "text", text: JSON.stringify(outcome.result) ?? "null" }],
+        content: [{ type: "text", text: Boundary.jsonText(outcome.result) }],
         ...(Catalog.isRecord(outcome.result) ? { structuredContent: outcome.result } : {}),
         isError: false,
         _meta: { [MetaKeys.path]: outcome.path, [MetaKeys.callId]: outcome.callId }

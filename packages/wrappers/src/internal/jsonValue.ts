@@ -8,8 +8,31 @@
  */
 import { Exit, Option, Schema } from "effect"
 
-/** A plain JSON copy of `value`. */
+/**
+ * Whether `v` is plain JSON already: null, strings, booleans, finite numbers,
+ * arrays and plain objects of those, no deeper than 32 (a cycle is deeper).
+ */
+const isPlainJson = (v: unknown, depth: number): boolean => {
+  if (v === null || typeof v === "string" || typeof v === "boolean") return true
+  if (typeof v === "number") return Number.isFinite(v)
+  if (typeof v !== "object" || depth > 32) return false
+  if (Array.isArray(v)) {
+    for (const x of v) if (!isPlainJson(x, depth + 1)) return false
+    return true
+  }
+  const proto = Object.getPrototypeOf(v)
+  if (proto !== Object.prototype && proto !== null) return false
+  for (const key in v) if (!isPlainJson((v as Record<string, unknown>)[key], depth + 1)) return false
+  return true
+}
+
+/**
+ * `value` as plain JSON: itself when it is plain JSON already (values are
+ * never mutated here, and copying a large result on every call costs
+ * milliseconds), else a plain copy.
+ */
 export const jsonOf = (value: unknown): Schema.Json => {
+  if (isPlainJson(value, 0)) return value as Schema.Json
   const seen = new Set<object>()
   const visit = (v: unknown, depth: number): Schema.Json => {
     if (v === null || typeof v === "string" || typeof v === "boolean") return v

@@ -227,7 +227,7 @@ export const serve = (entry: Entry, deps: Deps) => {
       const over = yield* Budget.apply({
         path,
         encoded,
-        text: JSON.stringify(encoded) ?? "",
+        text: Boundary.jsonText(encoded),
         budgetTokens: plan.settings.budgetTokens,
         memory: deps.memory,
         present: presentation(entry, output, decoded),

@@ -102,9 +102,16 @@ export const locate = (
             })
           )
     }
+    // A log names the same paths again and again: each is judged once per call.
+    const judged = new Map<string, boolean>()
     const redact = (repoPath: string): boolean => {
-      const rel = ws.relative(path.join(repository.workTree, repoPath))
-      return rel !== undefined && ws.blockedBy(rel) !== undefined
+      let blocked = judged.get(repoPath)
+      if (blocked === undefined) {
+        const rel = ws.relative(path.join(repository.workTree, repoPath))
+        blocked = rel !== undefined && ws.blockedBy(rel) !== undefined
+        judged.set(repoPath, blocked)
+      }
+      return blocked
     }
     const located: Located = {
       repository,
