@@ -16,7 +16,7 @@ import { Context, Effect, Layer } from "effect"
 import type { ChildProcessSpawner } from "effect/process"
 import type { NotARepository } from "./GitError.ts"
 import type * as Model from "./internal/model.ts"
-import { gitAvailable, makeNative } from "./internal/native.ts"
+import { gitAvailable, makeNative, makeNativeWithSpawner, nodeExec } from "./internal/native.ts"
 import { openRepository } from "./internal/repository.ts"
 import { checkStore } from "./internal/store.ts"
 
@@ -131,16 +131,20 @@ const makeIsomorphic = Effect.promise(() => import("./internal/iso.ts")).pipe(Ef
  */
 export const layerNativeWith: Layer.Layer<GitBackend, never, ChildProcessSpawner.ChildProcessSpawner> = Layer.effect(
   GitBackend,
-  Effect.map(makeNative, (shape) => GitBackend.of(shape))
+  Effect.map(makeNativeWithSpawner, (shape) => GitBackend.of(shape))
 )
 
 /**
- * The native backend, spawning `git` through Node.
+ * The native backend, spawning `git` with Node's own `child_process` (its
+ * output is read whole, so the spawner's streams would only add time).
  *
  * @category layers
  * @since 0.1.0
  */
-export const layerNative: Layer.Layer<GitBackend> = layerNativeWith.pipe(Layer.provide(NodeServices.layer))
+export const layerNative: Layer.Layer<GitBackend> = Layer.effect(
+  GitBackend,
+  Effect.map(makeNative(nodeExec), (shape) => GitBackend.of(shape))
+)
 
 /**
  * The isomorphic-git backend. Each repository keeps its object cache across
@@ -179,6 +183,6 @@ export const layer: Layer.Layer<GitBackend> = Layer.effect(
   Effect.gen(function* () {
     const selection = yield* Selection
     const useNative = selection === "native" || (selection === "auto" && (yield* gitAvailable))
-    return GitBackend.of(useNative ? yield* makeNative : yield* makeIsomorphic)
+    return GitBackend.of(useNative ? yield* makeNative(nodeExec) : yield* makeIsomorphic)
   })
 ).pipe(Layer.provide(NodeServices.layer))

@@ -4,10 +4,14 @@
  * metadata, redaction of blocked names, input checks, the isomorphic cache
  * across changes, and backend selection.
  */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { NodeServices } from "@effect/platform-node"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Trust } from "@ugent/core"
 import { GitBackend, GitBlame, GitDiff, GitLog, GitShow, GitStatus, Workspace } from "@ugent/tools"
-import { Effect, Layer } from "effect"
+import { Effect, Fiber, Layer } from "effect"
 import {
   backends,
   conflictRepo,
@@ -398,8 +402,48 @@ describe.skipIf(gate.skip)(`git tools${gate.note}`, () => {
       }
     })
 
+    it("a native call that is interrupted kills its git", async () => {
+      // A git that never ends, first on the PATH that every call reads.
+      const bin = fs.mkdtempSync(path.join(os.tmpdir(), "slow-git-"))
+      const marker = `3${Math.floor(Math.random() * 1e6)}.5`
+      fs.writeFileSync(path.join(bin, "git"), `#!/bin/sh\nexec sleep ${marker}\n`, { mode: 0o755 })
+      const before = process.env.PATH
+      process.env.PATH = `${bin}:${before}`
+      const sleeping = () =>
+        fs.readdirSync("/proc").filter((p) => {
+          try {
+            return /^\d+$/.test(p) && fs.readFileSync(`/proc/${p}/cmdline`, "utf8").includes(marker)
+          } catch {
+            return false
+          }
+        })
+      try {
+        const outcome = await Effect.runPromise(
+          Effect.gen(function* () {
+            const backend = yield* GitBackend.GitBackend
+            const repo = yield* GitBackend.repository(history.dir)
+            const call = yield* Effect.forkChild(backend.status(repo, { limit: 10 }))
+            for (let i = 0; i < 100 && sleeping().length === 0; i++) yield* Effect.sleep("20 millis")
+            const started = sleeping().length
+            yield* Fiber.interrupt(call)
+            return started
+          }).pipe(Effect.provide(GitBackend.layerNative))
+        )
+        expect(outcome).toBe(1)
+        for (let i = 0; i < 100 && sleeping().length > 0; i++) await new Promise((r) => setTimeout(r, 20))
+        expect(sleeping()).toEqual([])
+      } finally {
+        process.env.PATH = before
+        fs.rmSync(bin, { recursive: true, force: true })
+      }
+    })
+
     it("read a repository directly through the backend service", async () => {
-      for (const layer of [GitBackend.layerNative, GitBackend.layerIsomorphic]) {
+      for (const layer of [
+        GitBackend.layerNative,
+        GitBackend.layerNativeWith.pipe(Layer.provide(NodeServices.layer)),
+        GitBackend.layerIsomorphic
+      ]) {
         const head = await Effect.runPromise(
           Effect.gen(function* () {
             const backend = yield* GitBackend.GitBackend

@@ -33,7 +33,7 @@
  * @internal
  */
 import { randomBytes } from "node:crypto"
-import { rmSync } from "node:fs"
+import { rmSync, statSync } from "node:fs"
 import * as fsp from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
@@ -117,11 +117,15 @@ export interface Shadow {
   readonly objects: string
 }
 
-const statSignature = (file: string): Promise<string> =>
-  fsp.stat(file).then(
-    (s) => `${s.mtimeMs}:${s.size}:${s.ino}:${s.ctimeMs}`,
-    () => "-"
-  )
+/** A file's signature; synchronous, since it is taken on every call (a trip through the thread pool costs more). */
+const statSignature = (file: string): string => {
+  try {
+    const s = statSync(file)
+    return `${s.mtimeMs}:${s.size}:${s.ino}:${s.ctimeMs}`
+  } catch {
+    return "-"
+  }
+}
 
 const made = new Set<string>()
 let cleanupRegistered = false
@@ -145,7 +149,7 @@ export const makeShadows = (parse: (config: Uint8Array) => Effect.Effect<Uint8Ar
   return (repo: Repository): Effect.Effect<Shadow, GitFailed> =>
     Effect.gen(function* () {
       const configFile = path.join(repo.commonDir, "config")
-      const signature = `${repo.commonDir}|${yield* Effect.promise(() => statSignature(configFile))}`
+      const signature = `${repo.commonDir}|${statSignature(configFile)}`
       const hit = cache.get(repo.gitDir)
       if (hit !== undefined && hit.signature === signature) return hit.shadow
       const realConfig = yield* Effect.promise(() => fsp.realpath(configFile).catch(() => undefined))

@@ -235,12 +235,12 @@ export const resolveEntry = (
     const missing: Array<string> = []
     let ancestor = path.dirname(abs)
     while (ancestor !== jail.root && ancestor !== "/") {
-      const st = yield* attempt(() => fsp.lstat(ancestor)).pipe(Effect.option)
+      const st = yield* attemptSync(() => fs.lstatSync(ancestor)).pipe(Effect.option)
       if (st._tag === "Some") break
       missing.unshift(path.basename(ancestor))
       ancestor = path.dirname(ancestor)
     }
-    const realAncestor = yield* attempt(() => fsp.realpath(ancestor)).pipe(
+    const realAncestor = yield* attemptSync(() => fs.realpathSync.native(ancestor)).pipe(
       Effect.catch((e): Effect.Effect<never, InvalidPath | FileSystemError> => {
         if (e.code === "ENOENT") return Effect.fail(new InvalidPath({ path: input, reason: "dangling-symlink" }))
         if (e.code === "ELOOP") return Effect.fail(new InvalidPath({ path: input, reason: "symlink-loop" }))
@@ -259,7 +259,7 @@ export const resolveEntry = (
     if (!isInside(jail.root, real) || real === jail.root) {
       return yield* new OutsideWorkspace({ path: input, reason: "outside" })
     }
-    const st = missing.length > 0 ? undefined : yield* Effect.option(attempt(() => fsp.lstat(real)))
+    const st = missing.length > 0 ? undefined : yield* Effect.option(attemptSync(() => fs.lstatSync(real)))
     const kind = st === undefined || st._tag === "None" ? ("missing" as const) : kindOf(st.value)
     return { input, real, relative: relativeTo(jail.root, real), kind }
   })
