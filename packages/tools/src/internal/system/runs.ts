@@ -244,6 +244,8 @@ export const makeRegistry = (options: {
             run.exitCode = exitCode
             run.endedAt = yield* Clock.currentTimeMillis
           }
+          // A process started ahead is ended here too, in case the run ended before it was handed its options.
+          if (launch.warm !== undefined) yield* launch.warm.close
           launch.release?.()
           yield* Deferred.succeed(run.done, undefined)
           forget()

@@ -376,8 +376,12 @@ export const make = (
             return yield* new TooManyRuns({ running: [...running], limit: limits.backgroundRuns })
           }
         }
-        const how = yield* launch(request)
-        return yield* registry.start(request.command, how, { timeoutMillis: request.timeoutMillis, background })
+        // Not interrupted between the two: a warm process taken by `launch` is ended by its run.
+        return yield* Effect.uninterruptible(
+          Effect.flatMap(launch(request), (how) =>
+            registry.start(request.command, how, { timeoutMillis: request.timeoutMillis, background })
+          )
+        )
       })
 
     const lookup = (id: string) =>
