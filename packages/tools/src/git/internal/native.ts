@@ -241,18 +241,27 @@ export type Exec = (
 const couldNotRun = (args: ReadonlyArray<string>) =>
   new GitFailed({ operation: args[0] ?? "", detail: "could not run git; is git installed and on PATH?" })
 
+/** What git prints, kept as {@link Run} wants it: stdout whole or fed to a parser, the first 64 KiB of stderr. */
+const collector = (onChunk: ((chunk: Uint8Array) => void) | undefined) => {
+  const chunks: Array<Uint8Array> = []
+  const errs: Array<Uint8Array> = []
+  let errBytes = 0
+  return {
+    out: (c: Uint8Array) => (onChunk === undefined ? chunks.push(c) : onChunk(c)),
+    err: (c: Uint8Array) => {
+      if (errBytes < 65_536) {
+        errs.push(c)
+        errBytes += c.length
+      }
+    },
+    run: (code: number): Run => ({ code, stdout: concat(chunks), stderr: text(concat(errs)) })
+  }
+}
+
 /** {@link Exec} through an `effect/process` spawner (`GitBackend.layerNativeWith`). */
 const spawnerExec =
   (spawner: ChildProcessSpawner.ChildProcessSpawner["Service"]): Exec =>
-  (
-    args: ReadonlyArray<string>,
-    options: {
-      readonly env: Record<string, string>
-      readonly cwd: string
-      readonly stdin?: Uint8Array | undefined
-      readonly onChunk?: ((chunk: Uint8Array) => void) | undefined
-    }
-  ): Effect.Effect<Run, GitFailed> =>
+  (args, options) =>
     Effect.scoped(
       Effect.gen(function* () {
         const handle = yield* spawner.spawn(
@@ -266,38 +275,17 @@ const spawnerExec =
             detached: false
           })
         )
-        const chunks: Array<Uint8Array> = []
-        const errs: Array<Uint8Array> = []
-        let errBytes = 0
-        const onChunk = options.onChunk
+        const output = collector(options.onChunk)
         yield* Effect.all(
           [
-            Stream.runForEach(handle.stdout, (c) =>
-              Effect.sync(() => (onChunk === undefined ? chunks.push(c) : onChunk(c)))
-            ),
-            Stream.runForEach(handle.stderr, (c) =>
-              Effect.sync(() => {
-                if (errBytes < 65_536) {
-                  errs.push(c)
-                  errBytes += c.length
-                }
-              })
-            )
+            Stream.runForEach(handle.stdout, (c) => Effect.sync(() => output.out(c))),
+            Stream.runForEach(handle.stderr, (c) => Effect.sync(() => output.err(c)))
           ],
           { concurrency: 2, discard: true }
         )
-        const code = yield* handle.exitCode
-        return { code: Number(code), stdout: concat(chunks), stderr: text(concat(errs)) }
+        return output.run(Number(yield* handle.exitCode))
       })
-    ).pipe(
-      Effect.mapError(
-        () =>
-          new GitFailed({
-            operation: args[0] ?? "",
-            detail: "could not run git; is git installed and on PATH?"
-          })
-      )
-    )
+    ).pipe(Effect.mapError(() => couldNotRun(args)))
 
 /**
  * {@link Exec} with Node's own spawn, the default: git's output is read whole
@@ -318,31 +306,19 @@ export const nodeExec: Exec = (args, options) =>
       resume(Effect.fail(couldNotRun(args)))
       return
     }
-    const chunks: Array<Uint8Array> = []
-    const errs: Array<Uint8Array> = []
-    let errBytes = 0
-    const onChunk = options.onChunk
+    const output = collector(options.onChunk)
     let done = false
     const settle = (effect: Effect.Effect<Run, GitFailed>) => {
       if (done) return
       done = true
       resume(effect)
     }
-    child.stdout?.on("data", (c: Buffer) => (onChunk === undefined ? chunks.push(c) : onChunk(c)))
-    child.stderr?.on("data", (c: Buffer) => {
-      if (errBytes < 65_536) {
-        errs.push(c)
-        errBytes += c.length
-      }
-    })
+    child.stdout?.on("data", output.out)
+    child.stderr?.on("data", output.err)
     child.on("error", () => settle(Effect.fail(couldNotRun(args))))
     // A git killed by a signal has no exit code: it did not run to its end.
     child.on("close", (code) =>
-      settle(
-        code === null
-          ? Effect.fail(couldNotRun(args))
-          : Effect.succeed({ code, stdout: concat(chunks), stderr: text(concat(errs)) })
-      )
+      settle(code === null ? Effect.fail(couldNotRun(args)) : Effect.succeed(output.run(code)))
     )
     if (options.stdin !== undefined && child.stdin !== null) {
       child.stdin.on("error", () => {

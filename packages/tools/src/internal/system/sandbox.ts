@@ -238,6 +238,13 @@ export const make = (
     const inner = program(limits)
     let groups = 0
 
+    /** A new pids group for one run, with its limit, and the file a process writes its pid to, to join it. */
+    const groupFor = (cgroups: cgroup.PidsCgroup) => {
+      const group = `g${++groups}`
+      const procs = cgroups.forRun(group, limits.processes)
+      return procs === undefined ? undefined : { group, procs }
+    }
+
     // --- warm processes (only where runs join a pids group) ---
     let warm: Warm | undefined
     let warming = false
@@ -251,12 +258,12 @@ export const make = (
       Effect.gen(function* () {
         if (warm !== undefined || warming) return
         warming = true
-        const group = `g${++groups}`
-        const procs = cgroups.forRun(group, limits.processes)
-        if (procs === undefined) {
+        const joined = groupFor(cgroups)
+        if (joined === undefined) {
           warming = false
           return
         }
+        const { group, procs } = joined
         const ownScope = yield* Scope.make()
         const options = yield* Deferred.make<Uint8Array>()
         const spawned = yield* spawner
@@ -344,17 +351,16 @@ export const make = (
             }
           } satisfies Launch
         }
-        const group = `g${++groups}`
-        const procs = cgroups.forRun(group, limits.processes)
-        if (procs === undefined) {
+        const joined = groupFor(cgroups)
+        if (joined === undefined) {
           return yield* new SandboxFailed({ reason: "the process-limit control group could not be created" })
         }
         return {
-          argv: ["/bin/sh", "-c", cgroupJoin, "ugent-cgroup", procs, bwrap, ...options, "--", ...inner],
+          argv: ["/bin/sh", "-c", cgroupJoin, "ugent-cgroup", joined.procs, bwrap, ...options, "--", ...inner],
           cwd: "/",
           env,
           namespace: true,
-          release: () => cgroups.release(group)
+          release: () => cgroups.release(joined.group)
         } satisfies Launch
       })
 
