@@ -4,19 +4,33 @@
  * (`-32700`) and the channel goes on, where the decoder alone would end it;
  * a message whose `id` is not a string, a number or null gets an invalid
  * request (`-32600`, id null) instead of a defect report. Everything else
- * passes through unchanged.
+ * passes through unchanged, except what a `Direct` handler takes: those
+ * requests are answered here, each in its own fiber, and never reach the
+ * decoder (see `Mcp.layerStdio`).
  *
  * @internal
  */
-import { Effect, Stdio, Stream } from "effect"
+import { Cause, Effect, FiberSet, Stdio, Stream } from "effect"
+import type * as Scope from "effect/Scope"
 
-const reply = (code: number, message: string) =>
-  `${JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } })}\n`
+const reply = (code: number, message: string, id: string | number | null = null) =>
+  `${JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } })}\n`
 
 const validId = (id: unknown) => id === undefined || id === null || typeof id === "string" || typeof id === "number"
 
+/** One parsed JSON-RPC message object. */
+export type Message = Readonly<Record<string, unknown>>
+
+/**
+ * Requests answered in front of the decoder: given a message, the effect that
+ * makes its whole response line, or `undefined` to pass the message on.
+ */
+export type Direct = (message: Message) => Effect.Effect<string> | undefined
+
 /** What to do with one line: pass it on, or answer it with an error and drop it. */
-export const check = (line: string): { readonly pass: string } | { readonly answer: string } | undefined => {
+export const check = (
+  line: string
+): { readonly pass: string; readonly message: unknown } | { readonly answer: string } | undefined => {
   if (line.trim() === "") return undefined
   let message: unknown
   try {
@@ -33,33 +47,72 @@ export const check = (line: string): { readonly pass: string } | { readonly answ
       return { answer: reply(-32600, "Invalid Request: the id must be a string, a number or null.") }
     }
   }
-  return { pass: line }
+  return { pass: line, message }
 }
+
+const requestKey = (id: unknown) => `${typeof id}:${String(id)}`
 
 /**
  * The same standard I/O, with stdin checked line by line. Lines are split
  * here, as each chunk arrives: a line is handed on as soon as its newline is
- * read, never held back until the next chunk.
+ * read, never held back until the next chunk. A request `direct` takes runs
+ * in a fiber of the returned scope; a `notifications/cancelled` naming it
+ * interrupts it (no response is sent), and is passed on as well.
  */
-export const guard = (stdio: Stdio.Stdio): Stdio.Stdio => {
-  const answer = (text: string) => Stream.run(Stream.make(text), stdio.stdout({ endOnDone: false }))
-  const stdin = Stream.suspend(() => {
-    let rest = ""
-    return stdio.stdin.pipe(
-      Stream.decodeText(),
-      Stream.mapEffect((chunk) => {
-        const parts = (rest + chunk).split("\n")
-        rest = parts.pop() ?? ""
-        return Effect.forEach(parts, (line) => {
-          const verdict = check(line)
-          if (verdict === undefined) return Effect.succeed("")
-          if ("pass" in verdict) return Effect.succeed(`${verdict.pass}\n`)
-          return Effect.as(Effect.ignore(answer(verdict.answer)), "")
-        }).pipe(Effect.map((lines) => lines.join("")))
-      }),
-      Stream.filter((text) => text !== ""),
-      Stream.encodeText
-    )
+export const guard = (stdio: Stdio.Stdio, direct?: Direct): Effect.Effect<Stdio.Stdio, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const fibers = yield* FiberSet.make<void>()
+    const write = (text: string) => Effect.ignore(Stream.run(Stream.make(text), stdio.stdout({ endOnDone: false })))
+    // The direct requests in flight, by id: how to stop each.
+    const running = new Map<string, { stop: () => void }>()
+    const take = (message: Message): Effect.Effect<boolean> => {
+      if (direct === undefined) return Effect.succeed(false)
+      if (message.method === "notifications/cancelled") {
+        const params = message.params as { readonly requestId?: unknown } | undefined
+        running.get(requestKey(params?.requestId))?.stop()
+        return Effect.succeed(false)
+      }
+      const handled = direct(message)
+      if (handled === undefined) return Effect.succeed(false)
+      const key = requestKey(message.id)
+      const id = message.id as string | number
+      // Registered before the fiber starts (it may end at once); removed when it ends.
+      const slot = { stop: () => {} }
+      running.set(key, slot)
+      const answer = handled.pipe(
+        Effect.flatMap((line) => write(`${line}\n`)),
+        // A defect is the server's own failure: the client gets JSON-RPC's internal error, as from the decoder's road.
+        Effect.catchCause((cause) =>
+          Cause.hasInterruptsOnly(cause) ? Effect.void : write(reply(-32603, "Internal error", id))
+        ),
+        Effect.ensuring(Effect.sync(() => running.get(key) === slot && running.delete(key)))
+      )
+      return Effect.map(FiberSet.run(fibers, answer, { startImmediately: true }), (fiber) => {
+        slot.stop = () => fiber.interruptUnsafe()
+        return true
+      })
+    }
+    const stdin = Stream.suspend(() => {
+      let rest = ""
+      return stdio.stdin.pipe(
+        Stream.decodeText(),
+        Stream.mapEffect((chunk) => {
+          const parts = (rest + chunk).split("\n")
+          rest = parts.pop() ?? ""
+          return Effect.forEach(parts, (line) => {
+            const verdict = check(line)
+            if (verdict === undefined) return Effect.succeed("")
+            if ("pass" in verdict) {
+              const m = verdict.message
+              if (typeof m !== "object" || m === null || Array.isArray(m)) return Effect.succeed(`${verdict.pass}\n`)
+              return Effect.map(take(m as Message), (taken) => (taken ? "" : `${verdict.pass}\n`))
+            }
+            return Effect.as(write(verdict.answer), "")
+          }).pipe(Effect.map((lines) => lines.join("")))
+        }),
+        Stream.filter((text) => text !== ""),
+        Stream.encodeText
+      )
+    })
+    return Stdio.make({ ...stdio, stdin })
   })
-  return Stdio.make({ ...stdio, stdin })
-}

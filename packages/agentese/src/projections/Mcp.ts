@@ -15,6 +15,7 @@ import { Context, Duration, Effect, Layer, Logger, Option, Stdio } from "effect"
 import { McpProtocol, McpSchema, McpServer } from "effect/ai"
 import { HttpRouter } from "effect/http"
 import * as Catalog from "../Catalog.ts"
+import * as Families from "../Families.ts"
 import * as Human from "../Human.ts"
 import { capture, within } from "../internal/captured.ts"
 import * as McpSessions from "../internal/mcpSessions.ts"
@@ -256,13 +257,15 @@ export const registrationsWith = (options: {
   readonly pending: Option.Option<Human.PendingShape>
   /** Whether tools declare their output schema (default false: see `Options.outputSchemas`). */
   readonly outputSchemas?: boolean | undefined
+  /** This server's sessions' prefix (default a fresh one): shared with the stdio server's direct calls. */
+  readonly instance?: string | undefined
 }): Layer.Layer<never, never, McpServer.McpServer | Services> =>
   Layer.unwrap(
     Effect.gen(function* () {
       const captured = yield* capture
       const road = yield* Invoker
       // Sessions are per MCP client of this server: what a client read, it may write without a token.
-      const instance = randomUUID().slice(0, 8)
+      const instance = options.instance ?? newInstance()
       // Whether the caller is offered one path: the rule `Invoker.list` applies, for that path alone.
       const offered = (path: string) =>
         within(captured)(
@@ -293,7 +296,7 @@ export const registrationsWith = (options: {
                 road.invoke({
                   path: entry.path,
                   input: unwrap(args ?? {}),
-                  session: Option.isSome(client) ? `mcp:${instance}:${client.value.clientId}` : undefined
+                  session: Option.isSome(client) ? sessionOf(instance, client.value.clientId) : undefined
                 })
               ).pipe(
                 // The person behind this client answers its questions: by elicitation, else as the server says.
@@ -319,6 +322,115 @@ export const registrationsWith = (options: {
     })
   )
 
+const newInstance = () => randomUUID().slice(0, 8)
+
+const sessionOf = (instance: string, clientId: number) => `mcp:${instance}:${clientId}`
+
+/** The stdio transport has one client, and `effect/ai` numbers it 0. */
+const stdioClient = 0
+
+/** The protocol revisions whose results the direct road writes itself (they have `structuredContent`). */
+const directProtocols: ReadonlySet<string> = new Set(
+  [McpProtocol.v2025_11_25, McpProtocol.v2025_06_18].map((p) => p.protocolVersion)
+)
+
+const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** The JSON of {@link toCallToolResult}, written directly (the decoder's road encodes the same through its schema). */
+const callToolJson = (outcome: Invoke.Outcome) =>
+  outcome.ok
+    ? {
+        content: [{ type: "text", text: Boundary.jsonText(outcome.result) }],
+        ...(Catalog.isRecord(outcome.result) ? { structuredContent: outcome.result } : {}),
+        isError: false,
+        _meta: { [MetaKeys.path]: outcome.path, [MetaKeys.callId]: outcome.callId }
+      }
+    : {
+        content: [{ type: "text", text: JSON.stringify(outcome.error) }],
+        isError: true,
+        _meta: { [MetaKeys.path]: outcome.path, [MetaKeys.callId]: outcome.callId, [MetaKeys.kind]: outcome.kind }
+      }
+
+/**
+ * The stdio server's direct road: a `tools/call` of an offered path that
+ * cannot need the person behind the client in the middle of the call is
+ * answered in front of `effect/ai`'s RPC server, straight from
+ * `Invoker.invoke`, with the same result, the same session (proofs) and the
+ * same caller. Why: an agent's reads and edits are most of its calls, and
+ * this saves about a millisecond of decoding, routing and encoding on each.
+ *
+ * A path is served directly once the client is initialized on a protocol
+ * revision with structured results, when it is offered, needs no approval
+ * (recipe, irreversible tool, or an L2 caller's confirmation), and either the
+ * client cannot answer questions (no `elicitation` capability: both roads
+ * then deny what needs a person at once) or its family never asks
+ * ({@link Families.neverAsk}). Everything else (listing, unknown or hidden
+ * names, malformed calls, paths that may ask) takes `effect/ai`'s road.
+ */
+const directCalls = (instance: string): Effect.Effect<StdioGuard.Direct, never, Services> =>
+  Effect.gen(function* () {
+    const captured = yield* capture
+    const road = yield* Invoker
+    const observer = yield* Observer.Observer
+    const offers = yield* within(captured)(road.list)
+    interface Target {
+      readonly path: string
+      readonly unwrap: (args: unknown) => unknown
+      readonly asks: boolean
+    }
+    const targets = new Map<string, Target>()
+    for (const offer of offers) {
+      const entry = road.registry.get(offer.path)
+      if (entry === undefined || offer.requiresApproval || entry.tool.effects.irreversible || observer.trust === 2) {
+        continue
+      }
+      const target = {
+        path: offer.path,
+        unwrap: Catalog.inputShape(offer.input).unwrap,
+        asks: !Families.neverAsk.has(entry.family)
+      }
+      targets.set(toolName(offer.path), target)
+      targets.set(offer.path, target)
+    }
+    const session = sessionOf(instance, stdioClient)
+    let requested: string | undefined
+    let canElicit = true
+    let initialized = false
+    return (message) => {
+      switch (message.method) {
+        case "initialize": {
+          const params = isRecord(message.params) ? message.params : {}
+          requested = typeof params.protocolVersion === "string" ? params.protocolVersion : undefined
+          canElicit = !isRecord(params.capabilities) || params.capabilities.elicitation !== undefined
+          initialized = false
+          return undefined
+        }
+        case "notifications/initialized":
+          initialized = requested !== undefined && directProtocols.has(requested)
+          return undefined
+        case "tools/call":
+          break
+        default:
+          return undefined
+      }
+      const id = message.id
+      if (!initialized || (typeof id !== "string" && typeof id !== "number") || !isRecord(message.params)) {
+        return undefined
+      }
+      const { name, arguments: args } = message.params
+      const target = typeof name === "string" ? targets.get(name) : undefined
+      if (target === undefined || (target.asks && canElicit) || (args !== undefined && !isRecord(args))) {
+        return undefined
+      }
+      return within(captured)(road.invoke({ path: target.path, input: target.unwrap(args ?? {}), session })).pipe(
+        // As on the decoder's road for a client that cannot elicit: on stdio nobody else answers.
+        Effect.provideService(Human.Current, Option.none()),
+        Effect.map((outcome) => JSON.stringify({ jsonrpc: "2.0", id, result: callToolJson(outcome) }))
+      )
+    }
+  })
+
 // Logs go to stderr: on stdio, stdout carries only JSON-RPC.
 const stderrLogger = Logger.layer([Logger.withConsoleError(Logger.formatLogFmt)])
 
@@ -332,19 +444,30 @@ const stderrLogger = Logger.layer([Logger.withConsoleError(Logger.formatLogFmt)]
  * @since 0.1.0
  */
 export const layerStdio = (options: Options = {}): Layer.Layer<never, never, Services | Stdio.Stdio> =>
-  Layer.effectDiscard(
-    Layer.build(
-      McpServer.layerStdio({
-        name: options.name ?? "ugent",
-        version: options.version ?? defaultVersion,
-        instructions: options.instructions ?? instructions,
-        protocols,
-        registrations: registrationsWith({ pending: Option.none(), outputSchemas: options.outputSchemas })
-      }).pipe(Layer.provide(stderrLogger), Layer.orDie)
-    )
-  ).pipe(
-    // Garbage and odd ids get their JSON-RPC errors instead of ending the channel.
-    Layer.provide(Layer.effect(Stdio.Stdio, Effect.map(Stdio.Stdio, StdioGuard.guard)))
+  Layer.unwrap(
+    Effect.gen(function* () {
+      const instance = newInstance()
+      const direct = yield* directCalls(instance)
+      return Layer.effectDiscard(
+        Layer.build(
+          McpServer.layerStdio({
+            name: options.name ?? "ugent",
+            version: options.version ?? defaultVersion,
+            instructions: options.instructions ?? instructions,
+            protocols,
+            registrations: registrationsWith({ pending: Option.none(), outputSchemas: options.outputSchemas, instance })
+          }).pipe(Layer.provide(stderrLogger), Layer.orDie)
+        )
+      ).pipe(
+        // Garbage and odd ids get their JSON-RPC errors instead of ending the channel; direct calls are answered.
+        Layer.provide(
+          Layer.effect(
+            Stdio.Stdio,
+            Effect.flatMap(Stdio.Stdio, (stdio) => StdioGuard.guard(stdio, direct))
+          )
+        )
+      )
+    })
   )
 
 /**
