@@ -71,16 +71,24 @@ const withoutProofs = (value: unknown): unknown => {
  * most of it (a file's content, a diff), so lines page naturally; otherwise
  * its JSON, indented, one field per line.
  */
-const keptText = (encoded: unknown): { readonly text: string; readonly field: string | undefined } => {
+const keptText = (encoded: unknown, printed: string): { readonly text: string; readonly field: string | undefined } => {
   if (typeof encoded === "string") return { text: encoded, field: undefined }
   const clean = withoutProofs(encoded)
   if (typeof clean === "object" && clean !== null && !Array.isArray(clean)) {
-    const total = JSON.stringify(clean).length
+    // The size of the printed result decides (a withheld token changes it by a few characters only).
+    const total = printed.length
     for (const [k, v] of Object.entries(clean)) {
       if (typeof v === "string" && v.length * 2 > total) return { text: v, field: k }
     }
   }
   return { text: JSON.stringify(clean, null, 2), field: undefined }
+}
+
+/** The number of lines of a non-empty text (newlines + 1), without splitting it. */
+const lineCount = (text: string): number => {
+  let count = 1
+  for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) count++
+  return count
 }
 
 const describeShape = (encoded: unknown): string => {
@@ -129,7 +137,7 @@ export const apply = (options: {
 }): Effect.Effect<OverBudget | undefined, unknown> => {
   const estimatedTokens = estimateTokens(options.text)
   if (estimatedTokens <= options.budgetTokens) return Effect.succeed(undefined)
-  const kept = keptText(options.encoded)
+  const kept = keptText(options.encoded, options.text)
   const what = options.present?.summary ?? `${options.path} returned ${describeShape(options.encoded)}`
   const summary = kept.field === undefined ? what : `${what} (its ${kept.field} is kept in memory)`
   const put = {
@@ -139,7 +147,7 @@ export const apply = (options: {
     ...(options.owner !== undefined ? { owner: options.owner } : {})
   }
   return Effect.map(options.memory.put(put), (memoryId) => {
-    const lines = kept.text.length === 0 ? 0 : kept.text.split("\n").length
+    const lines = kept.text.length === 0 ? 0 : lineCount(kept.text)
     const pageLines = Math.max(
       1,
       Math.floor((options.budgetTokens * 4) / Math.max(1, kept.text.length / Math.max(1, lines)) / 2)

@@ -8,7 +8,6 @@
  * @internal
  */
 import * as fs from "node:fs"
-import * as path from "node:path"
 import { Effect } from "effect"
 import type { FileKind } from "./errors.ts"
 import { type OpenError, withVerifiedDirectory } from "./open.ts"
@@ -40,9 +39,10 @@ const lstatOf = (at: string): fs.Stats | undefined => {
   }
 }
 
-const inspect = (jail: Jail, dir: ResolvedPath, base: string, name: string): Entry | undefined => {
-  const at = path.join(base, name)
-  const relative = relativeTo(jail.root, path.join(dir.real, name))
+// `name` is one segment from readdir (never `.`, `..` or containing `/`), so joining is concatenation.
+const inspect = (jail: Jail, dirRelative: string, base: string, name: string): Entry | undefined => {
+  const at = `${base}/${name}`
+  const relative = dirRelative === "." ? name : `${dirRelative}/${name}`
   const own = lstatOf(at)
   // An entry removed since readdir is simply not there any more.
   if (own === undefined) return undefined
@@ -82,8 +82,9 @@ export const listDirectory = (jail: Jail, dir: ResolvedPath): Effect.Effect<Read
       callSync(() => fs.readdirSync(base), mapError(dir.input, "list", "directory")),
       (names) => {
         const entries: Array<Entry> = []
+        const dirRelative = relativeTo(jail.root, dir.real)
         for (const name of names) {
-          const entry = inspect(jail, dir, base, name)
+          const entry = inspect(jail, dirRelative, base, name)
           if (entry !== undefined) entries.push(entry)
         }
         return entries

@@ -2,6 +2,7 @@
 // (./writeBehind.ts), each batch a transaction of multi-row INSERTs, so
 // tracing costs the traced call a push, not a disk write. Reads and `flush`
 // drain the buffer first (read-your-writes).
+import { Boundary } from "@ugent/core"
 import { Effect, Option, type Scope } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { StoreError } from "../../StoreError.ts"
@@ -32,7 +33,8 @@ const toRow = (r: TraceRecord): Row => ({
   root_id: r.rootId,
   path: r.path,
   input: JSON.stringify(r.input),
-  output: r.output === undefined ? null : JSON.stringify(r.output),
+  // The road has usually printed this output already (the same object): its text is reused.
+  output: r.output === undefined ? null : Boundary.jsonText(r.output),
   error: r.error === undefined ? null : JSON.stringify(r.error),
   status: r.status,
   started_at: r.startedAt,
