@@ -337,8 +337,14 @@ const directProtocols: ReadonlySet<string> = new Set(
 const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
   typeof u === "object" && u !== null && !Array.isArray(u)
 
-/** The JSON of {@link toCallToolResult}, written directly (the decoder's road encodes the same through its schema). */
-const callToolJson = (outcome: Invoke.Outcome) =>
+/**
+ * The JSON of {@link toCallToolResult}, as the stdio server's direct road
+ * writes it (`effect/ai`'s road encodes the same through its schema).
+ *
+ * @category encoding
+ * @since 0.2.0
+ */
+export const toCallToolJson = (outcome: Invoke.Outcome): Readonly<Record<string, unknown>> =>
   outcome.ok
     ? {
         content: [{ type: "text", text: Boundary.jsonText(outcome.result) }],
@@ -426,7 +432,7 @@ const directCalls = (instance: string): Effect.Effect<StdioGuard.Direct, never, 
       return within(captured)(road.invoke({ path: target.path, input: target.unwrap(args ?? {}), session })).pipe(
         // As on the decoder's road for a client that cannot elicit: on stdio nobody else answers.
         Effect.provideService(Human.Current, Option.none()),
-        Effect.map((outcome) => JSON.stringify({ jsonrpc: "2.0", id, result: callToolJson(outcome) }))
+        Effect.map((outcome) => JSON.stringify({ jsonrpc: "2.0", id, result: toCallToolJson(outcome) }))
       )
     }
   })

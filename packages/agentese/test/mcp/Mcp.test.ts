@@ -3,7 +3,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { type Invoke, Mcp, type Registry, Server } from "@ugent/agentese"
 import { Family, Tool } from "@ugent/core"
 import { Effect, Option, Schema } from "effect"
-import { McpTest } from "effect/ai"
+import { McpSchema, McpTest } from "effect/ai"
 
 const description = (overrides: Partial<Registry.Description> = {}): Registry.Description => ({
   path: "world.tools.text.upper",
@@ -110,6 +110,35 @@ describe("Mcp", () => {
       assert.isUndefined(result.structuredContent)
       assert.deepStrictEqual(JSON.parse(textOf(result)), error)
       assert.strictEqual(result._meta?.["ugent/kind"], "failed")
+    })
+  })
+
+  describe("toCallToolJson", () => {
+    const outcomes: ReadonlyArray<Invoke.Outcome> = [
+      {
+        ok: true,
+        result: { text: "HI", n: 1, nested: { a: [1, null] } },
+        path: "world.tools.text.upper",
+        callId: "c1"
+      },
+      { ok: true, result: ["a", "b"], path: "world.tools.x.y", callId: "c2" },
+      { ok: true, result: "plain", path: "world.tools.x.y", callId: "c3" },
+      {
+        ok: false,
+        error: { _tag: "ProofRejected", message: "Read it first.", path: "a.md", reason: "never-read" },
+        kind: "failed",
+        path: "world.tools.file.write",
+        callId: "c4"
+      }
+    ]
+    it("is what effect/ai's road sends for the same outcome: the schema's encoding of toCallToolResult", () => {
+      const encode = Schema.encodeUnknownSync(McpSchema.CallToolResult)
+      for (const outcome of outcomes) {
+        assert.deepStrictEqual(
+          JSON.parse(JSON.stringify(Mcp.toCallToolJson(outcome))),
+          JSON.parse(JSON.stringify(encode(Mcp.toCallToolResult(outcome))))
+        )
+      }
     })
   })
 
