@@ -23,7 +23,12 @@ const run = <A = void>(
       const stdio = Stdio.make({
         args: Effect.succeed([]),
         stdin: Stream.fromQueue(lines).pipe(Stream.encodeText),
-        stdout: () => Sink.forEach((chunk: string | Uint8Array) => Effect.sync(() => void written.push(String(chunk)))),
+        stdout: () =>
+          Sink.forEach((chunk: string | Uint8Array) =>
+            Effect.sync(() => {
+              written.push(String(chunk))
+            })
+          ),
         stderr: () => Sink.drain
       })
       const guarded = yield* guard(stdio, direct)
@@ -61,7 +66,13 @@ describe("stdioGuard with a direct road", () => {
       let interrupted = false
       const direct: Direct = (m) =>
         m.method === "tools/call"
-          ? Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => void (interrupted = true))))
+          ? Effect.never.pipe(
+              Effect.onInterrupt(() =>
+                Effect.sync(() => {
+                  interrupted = true
+                })
+              )
+            )
           : undefined
       const cancel = line({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "a" } })
       const { passed, written, observed } = yield* run(
