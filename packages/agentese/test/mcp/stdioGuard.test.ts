@@ -24,10 +24,8 @@ const run = <A = void>(
         args: Effect.succeed([]),
         stdin: Stream.fromQueue(lines).pipe(Stream.encodeText),
         stdout: () =>
-          Sink.forEach((chunk: string | Uint8Array) =>
-            Effect.sync(() => {
-              written.push(String(chunk))
-            })
+          Sink.forEachArray((chunks: ReadonlyArray<string | Uint8Array>) =>
+            Effect.sync(() => written.push(...chunks.map(String)))
           ),
         stderr: () => Sink.drain
       })
