@@ -216,18 +216,28 @@ export const toMcpTool = (
  * @since 0.1.0
  */
 export const toCallToolResult = (outcome: Invoke.Outcome): McpSchema.CallToolResult =>
+  new McpSchema.CallToolResult(toCallToolJson(outcome) as ConstructorParameters<typeof McpSchema.CallToolResult>[0])
+
+/**
+ * The JSON of {@link toCallToolResult}, as the stdio server's direct road
+ * writes it (`effect/ai`'s road encodes the same through its schema).
+ *
+ * @category encoding
+ * @since 0.2.0
+ */
+export const toCallToolJson = (outcome: Invoke.Outcome): Readonly<Record<string, unknown>> =>
   outcome.ok
-    ? new McpSchema.CallToolResult({
+    ? {
         content: [{ type: "text", text: Boundary.jsonText(outcome.result) }],
         ...(Catalog.isRecord(outcome.result) ? { structuredContent: outcome.result } : {}),
         isError: false,
         _meta: { [MetaKeys.path]: outcome.path, [MetaKeys.callId]: outcome.callId }
-      })
-    : new McpSchema.CallToolResult({
+      }
+    : {
         content: [{ type: "text", text: JSON.stringify(outcome.error) }],
         isError: true,
         _meta: { [MetaKeys.path]: outcome.path, [MetaKeys.callId]: outcome.callId, [MetaKeys.kind]: outcome.kind }
-      })
+      }
 
 /**
  * The tool registrations of the road on an `McpServer`: every registered
@@ -334,30 +344,6 @@ const directProtocols: ReadonlySet<string> = new Set(
   [McpProtocol.v2025_11_25, McpProtocol.v2025_06_18].map((p) => p.protocolVersion)
 )
 
-const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
-  typeof u === "object" && u !== null && !Array.isArray(u)
-
-/**
- * The JSON of {@link toCallToolResult}, as the stdio server's direct road
- * writes it (`effect/ai`'s road encodes the same through its schema).
- *
- * @category encoding
- * @since 0.2.0
- */
-export const toCallToolJson = (outcome: Invoke.Outcome): Readonly<Record<string, unknown>> =>
-  outcome.ok
-    ? {
-        content: [{ type: "text", text: Boundary.jsonText(outcome.result) }],
-        ...(Catalog.isRecord(outcome.result) ? { structuredContent: outcome.result } : {}),
-        isError: false,
-        _meta: { [MetaKeys.path]: outcome.path, [MetaKeys.callId]: outcome.callId }
-      }
-    : {
-        content: [{ type: "text", text: JSON.stringify(outcome.error) }],
-        isError: true,
-        _meta: { [MetaKeys.path]: outcome.path, [MetaKeys.callId]: outcome.callId, [MetaKeys.kind]: outcome.kind }
-      }
-
 /**
  * The stdio server's direct road: a `tools/call` of an offered path that
  * cannot need the person behind the client in the middle of the call is
@@ -406,9 +392,9 @@ const directCalls = (instance: string): Effect.Effect<StdioGuard.Direct, never, 
     return (message) => {
       switch (message.method) {
         case "initialize": {
-          const params = isRecord(message.params) ? message.params : {}
+          const params = Catalog.isRecord(message.params) ? message.params : {}
           requested = typeof params.protocolVersion === "string" ? params.protocolVersion : undefined
-          canElicit = !isRecord(params.capabilities) || params.capabilities.elicitation !== undefined
+          canElicit = !Catalog.isRecord(params.capabilities) || params.capabilities.elicitation !== undefined
           initialized = false
           return undefined
         }
@@ -421,12 +407,12 @@ const directCalls = (instance: string): Effect.Effect<StdioGuard.Direct, never, 
           return undefined
       }
       const id = message.id
-      if (!initialized || (typeof id !== "string" && typeof id !== "number") || !isRecord(message.params)) {
+      if (!initialized || (typeof id !== "string" && typeof id !== "number") || !Catalog.isRecord(message.params)) {
         return undefined
       }
       const { name, arguments: args } = message.params
       const target = typeof name === "string" ? targets.get(name) : undefined
-      if (target === undefined || (target.asks && canElicit) || (args !== undefined && !isRecord(args))) {
+      if (target === undefined || (target.asks && canElicit) || (args !== undefined && !Catalog.isRecord(args))) {
         return undefined
       }
       return within(captured)(road.invoke({ path: target.path, input: target.unwrap(args ?? {}), session })).pipe(
