@@ -10,7 +10,7 @@
  *
  * @internal
  */
-import { Cause, Effect, FiberSet, Stdio, Stream } from "effect"
+import { Cause, Effect, FiberSet, Queue, Stdio, Stream } from "effect"
 import type * as Scope from "effect/Scope"
 
 const reply = (code: number, message: string, id: string | number | null = null) =>
@@ -62,7 +62,10 @@ const requestKey = (id: unknown) => `${typeof id}:${String(id)}`
 export const guard = (stdio: Stdio.Stdio, direct?: Direct): Effect.Effect<Stdio.Stdio, never, Scope.Scope> =>
   Effect.gen(function* () {
     const fibers = yield* FiberSet.make<void>()
-    const write = (text: string) => Effect.ignore(Stream.run(Stream.make(text), stdio.stdout({ endOnDone: false })))
+    // One writer for every answer made here: a sink per answer would add and remove stdout's listeners on each call.
+    const outbox = yield* Queue.unbounded<string>()
+    yield* Effect.forkScoped(Effect.ignore(Stream.run(Stream.fromQueue(outbox), stdio.stdout({ endOnDone: false }))))
+    const write = (text: string) => Effect.asVoid(Queue.offer(outbox, text))
     // The direct requests in flight, by id: how to stop each.
     const running = new Map<string, { stop: () => void }>()
     const take = (message: Message): Effect.Effect<boolean> => {
