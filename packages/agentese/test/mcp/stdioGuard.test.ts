@@ -4,16 +4,27 @@
  * an answer; a defect is JSON-RPC's internal error for that id.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Queue, Sink, Stdio, Stream } from "effect"
+import { Effect, Queue, Schedule, Sink, Stdio, Stream } from "effect"
 import { type Direct, guard } from "../../src/internal/stdioGuard.ts"
 
 const line = (message: object) => `${JSON.stringify(message)}\n`
 
-/** Runs the guard over `input`: what it passes on to the decoder, and what it wrote to stdout. */
+interface Seen<A> {
+  /** What the guard passed on to the decoder. */
+  readonly passed: string
+  /** What it wrote to stdout. */
+  readonly written: string
+  readonly observed: A
+}
+
+/**
+ * Runs the guard over `input` until `done` holds of what it passed on, wrote
+ * and what `observe` sees (while its fibers still run), or fails after 5 s.
+ */
 const run = <A = void>(
   input: ReadonlyArray<string>,
   direct: Direct,
-  // What to observe once the guard had its time, while its fibers still run.
+  done: (seen: Seen<A>) => boolean,
   observe: () => A = () => undefined as A
 ) =>
   Effect.scoped(
@@ -35,10 +46,19 @@ const run = <A = void>(
         Stream.runForEach(guarded.stdin.pipe(Stream.decodeText()), (text) => Effect.sync(() => void passed.push(text)))
       )
       for (const text of input) yield* Queue.offer(lines, text)
-      yield* Effect.sleep(50)
-      return { passed: passed.join(""), written: written.join(""), observed: observe() }
+      const seen = (): Seen<A> => ({ passed: passed.join(""), written: written.join(""), observed: observe() })
+      return yield* Effect.sync(seen).pipe(
+        Effect.repeat({ until: done, schedule: Schedule.spaced("5 millis") }),
+        Effect.timeoutOrElse({
+          duration: "5 seconds",
+          orElse: () => Effect.die(new Error(`the guard got no further than ${JSON.stringify(seen())}`))
+        })
+      )
     })
   )
+
+/** Passed on after the lines before it: once it is seen, the guard has read them all. */
+const last = line({ jsonrpc: "2.0", id: "last", method: "ping" })
 
 describe("stdioGuard with a direct road", () => {
   it.live("answers what the handler takes, passes on the rest", () =>
@@ -48,14 +68,12 @@ describe("stdioGuard with a direct road", () => {
           ? Effect.succeed(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { ok: 1 } }))
           : undefined
       const { passed, written } = yield* run(
-        [
-          line({ jsonrpc: "2.0", id: 1, method: "tools/call", params: {} }),
-          line({ jsonrpc: "2.0", id: 2, method: "ping" })
-        ],
-        direct
+        [line({ jsonrpc: "2.0", id: 1, method: "tools/call", params: {} }), last],
+        direct,
+        (seen) => seen.written !== "" && seen.passed.includes(last)
       )
       assert.deepStrictEqual(JSON.parse(written), { jsonrpc: "2.0", id: 1, result: { ok: 1 } })
-      assert.strictEqual(passed, line({ jsonrpc: "2.0", id: 2, method: "ping" }))
+      assert.strictEqual(passed, last)
     })
   )
 
@@ -73,21 +91,25 @@ describe("stdioGuard with a direct road", () => {
             )
           : undefined
       const cancel = line({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "a" } })
-      const { passed, written, observed } = yield* run(
-        [line({ jsonrpc: "2.0", id: "a", method: "tools/call", params: {} }), cancel],
+      const { passed, written } = yield* run(
+        [line({ jsonrpc: "2.0", id: "a", method: "tools/call", params: {} }), cancel, last],
         direct,
+        (seen) => seen.observed && seen.passed.includes(last),
         () => interrupted
       )
-      assert.isTrue(observed)
       assert.strictEqual(written, "")
-      assert.strictEqual(passed, cancel)
+      assert.strictEqual(passed, cancel + last)
     })
   )
 
   it.live("a defect on the direct road is the internal error (-32603) of that request", () =>
     Effect.gen(function* () {
       const direct: Direct = (m) => (m.method === "tools/call" ? Effect.die(new Error("boom")) : undefined)
-      const { written } = yield* run([line({ jsonrpc: "2.0", id: 9, method: "tools/call", params: {} })], direct)
+      const { written } = yield* run(
+        [line({ jsonrpc: "2.0", id: 9, method: "tools/call", params: {} })],
+        direct,
+        (seen) => seen.written !== ""
+      )
       const reply = JSON.parse(written)
       assert.strictEqual(reply.id, 9)
       assert.strictEqual(reply.error.code, -32603)
