@@ -116,6 +116,15 @@ interface Payload {
   readonly t: number
 }
 
+/**
+ * How every proof token begins (`rp1.<payload>.<hmac>`): text without it
+ * carries no token.
+ *
+ * @category constants
+ * @since 0.2.0
+ */
+export const tokenPrefix = "rp1."
+
 const b64 = (data: Uint8Array | string) => Buffer.from(data).toString("base64url")
 // Preparing a secret key costs more than the HMAC itself, so each key is prepared once.
 const prepared = new WeakMap<Uint8Array, KeyObject>()
@@ -161,7 +170,7 @@ class ProofImpl implements ReadProof {
 
 const mint = (key: Uint8Array, payload: Payload): ProofImpl => {
   const body = b64(JSON.stringify(payload))
-  return new ProofImpl(payload, `rp1.${body}.${b64(sign(key, body))}`)
+  return new ProofImpl(payload, `${tokenPrefix}${body}.${b64(sign(key, body))}`)
 }
 
 const verifyToken = (key: Uint8Array, token: string): Option.Option<ProofImpl> => {

@@ -11,6 +11,7 @@
 import { Tool, ToolError } from "@ugent/core"
 import { Effect, Schema } from "effect"
 import * as Workspace from "../Workspace.ts"
+import { isoTime } from "../internal/workspace/isoTime.ts"
 
 /**
  * @category schemas
@@ -149,7 +150,7 @@ export const list = Tool.make({
           path: e.relative,
           isDir: e.kind === "directory",
           size: e.size,
-          modified: new Date(e.mtimeMs).toISOString(),
+          modified: isoTime(e.mtimeMs),
           kind: e.kind,
           ...(e.link === undefined ? {} : { link: e.link })
         })),

@@ -11,6 +11,7 @@ import { ReadProof, Tool, ToolError } from "@ugent/core"
 import { Context, Effect, Layer, Schema } from "effect"
 import { issueFor } from "../internal/workspace/causal.ts"
 import { numbered, readLines } from "../internal/workspace/text.ts"
+import { isoTime } from "../internal/workspace/isoTime.ts"
 import * as Workspace from "../Workspace.ts"
 
 /**
@@ -204,7 +205,7 @@ export const read = Tool.make({
         ...(notice === undefined ? {} : { notice }),
         metadata: {
           size: file.size,
-          modified: new Date(file.mtimeMs).toISOString(),
+          modified: isoTime(file.mtimeMs),
           encoding: bom ? ("utf-8-bom" as const) : ("utf-8" as const),
           lineEndings
         },

@@ -224,17 +224,23 @@ export const serve = (entry: Entry, deps: Deps) => {
         yield* deps.loops.record(loopKey, Loop.fingerprint(output), loop)
       }
       const encoded = yield* Boundary.encodeOutput(entry.tool, output)
-      const over = yield* Budget.apply({
-        path,
-        encoded,
-        text: Boundary.jsonText(encoded),
-        budgetTokens: plan.settings.budgetTokens,
-        memory: deps.memory,
-        present: presentation(entry, output, decoded),
-        owner: observer.id
-      })
-      if (over !== undefined) return over
-      if (plan.session !== undefined) yield* rememberProofs(deps, plan.session, input, output)
+      const text = Boundary.jsonText(encoded)
+      if (Budget.estimateTokens(text) > plan.settings.budgetTokens) {
+        const over = yield* Budget.apply({
+          path,
+          encoded,
+          text,
+          budgetTokens: plan.settings.budgetTokens,
+          memory: deps.memory,
+          present: presentation(entry, output, decoded),
+          owner: observer.id
+        })
+        if (over !== undefined) return over
+      }
+      // A proof is printed as its token, so a result whose text has none carries none: no walk through a listing.
+      if (plan.session !== undefined && text.includes(ReadProof.tokenPrefix)) {
+        yield* rememberProofs(deps, plan.session, input, output)
+      }
       return encoded
     })
 
