@@ -240,6 +240,23 @@ export const toCallToolJson = (outcome: Invoke.Outcome): Readonly<Record<string,
       }
 
 /**
+ * The whole JSON-RPC response line of a call's {@link toCallToolJson}, as
+ * `JSON.stringify` would print it, but with a successful result's structured
+ * content spliced in from the text already printed for its text content:
+ * a large result is printed once, not twice.
+ *
+ * @internal
+ */
+export const callToolLine = (id: string | number, outcome: Invoke.Outcome): string => {
+  if (!outcome.ok || !Catalog.isRecord(outcome.result)) {
+    return JSON.stringify({ jsonrpc: "2.0", id, result: toCallToolJson(outcome) })
+  }
+  const text = Boundary.jsonText(outcome.result)
+  const meta = JSON.stringify({ [MetaKeys.path]: outcome.path, [MetaKeys.callId]: outcome.callId })
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":${JSON.stringify(text)}}],"structuredContent":${text},"isError":false,"_meta":${meta}}}`
+}
+
+/**
  * The tool registrations of the road on an `McpServer`: every registered
  * path under its listed name and, unlisted, under its dotted path. A
  * visibility check runs `Invoker.list` for the request's caller, so a path the
@@ -418,7 +435,7 @@ const directCalls = (instance: string): Effect.Effect<StdioGuard.Direct, never, 
       return within(captured)(road.invoke({ path: target.path, input: target.unwrap(args ?? {}), session })).pipe(
         // As on the decoder's road for a client that cannot elicit: on stdio nobody else answers.
         Effect.provideService(Human.Current, Option.none()),
-        Effect.map((outcome) => JSON.stringify({ jsonrpc: "2.0", id, result: toCallToolJson(outcome) }))
+        Effect.map((outcome) => callToolLine(id, outcome))
       )
     }
   })

@@ -142,6 +142,43 @@ describe("Mcp", () => {
     })
   })
 
+  describe("callToolLine", () => {
+    const line = (id: string | number, outcome: Invoke.Outcome) =>
+      JSON.stringify({ jsonrpc: "2.0", id, result: Mcp.toCallToolJson(outcome) })
+    it("prints exactly the JSON-RPC response of toCallToolJson, for successes and failures", () => {
+      const outcomes: ReadonlyArray<Invoke.Outcome> = [
+        {
+          ok: true,
+          result: { text: 'a "quoted"\nline\u2028 é 😀', n: 1.5, nested: { a: [1, null, true] } },
+          path: "p.q",
+          callId: "c1"
+        },
+        { ok: true, result: {}, path: "p.q", callId: "c2" },
+        { ok: true, result: ["a"], path: "p.q", callId: "c3" },
+        { ok: true, result: null, path: "p.q", callId: "c4" },
+        {
+          ok: false,
+          error: { _tag: "NotFound", message: "No such file." },
+          kind: "not_found",
+          path: "p.q",
+          callId: "c5"
+        }
+      ]
+      for (const id of [7, 'id-"7"', 0]) {
+        for (const outcome of outcomes) assert.strictEqual(Mcp.callToolLine(id, outcome), line(id, outcome))
+      }
+    })
+    it.prop(
+      "prints any record result as JSON.stringify does",
+      { result: Schema.Record(Schema.String, Schema.Json), id: Schema.Union([Schema.Int, Schema.String]) },
+      ({ result, id }) => {
+        const outcome: Invoke.Outcome = { ok: true, result, path: "world.tools.x.y", callId: "c" }
+        assert.strictEqual(Mcp.callToolLine(id, outcome), line(id, outcome))
+      },
+      { arbitrary: { runs: 300 } }
+    )
+  })
+
   describe("registrations", () => {
     const upper = Tool.fromFunction({ name: "text.upper", f: (s: string) => s.toUpperCase() })
     const ping = Tool.make({

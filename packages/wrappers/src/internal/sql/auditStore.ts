@@ -125,6 +125,7 @@ const storeError = (operation: string) => (cause: SqlError.SqlError) =>
 export const make: Effect.Effect<AuditStoreShape, StoreError, SqlClient.SqlClient | Scope.Scope> = Effect.gen(
   function* () {
     const sql = yield* SqlClient.SqlClient
+    const offThread = yield* WriteBehind.OffThread
     yield* migrate("audit")
     const pending = yield* WriteBehind.make<AuditEntry>({
       store: "audit",
@@ -134,7 +135,7 @@ export const make: Effect.Effect<AuditStoreShape, StoreError, SqlClient.SqlClien
       maxPending: 50_000,
       // An audit trail fails closed: once writes fail, so does every append.
       failClosed: true,
-      write: (entries) => WriteBehind.insertAll(sql, "ugent_audit", entries, toRow)
+      write: (entries) => WriteBehind.insertAll(sql, "ugent_audit", entries, toRow, offThread)
     })
 
     const windowed = (window: TimeWindow, more: ReadonlyArray<Statement.Fragment> = []) =>

@@ -9,6 +9,8 @@ import * as Sqlite from "../../Sqlite.ts"
 import { StoreError, type StoreName } from "../../StoreError.ts"
 import type { PgOptions, SqliteOptions } from "../../Stores.ts"
 import { importOptional } from "../optional.ts"
+import * as OffThread from "./offThread.ts"
+import * as WriteBehind from "./writeBehind.ts"
 
 /** `<workspace>/.ugent/ugent.db`, the embedded default. */
 export const sqliteFile = (workspace: string): string => join(workspace, ".ugent", "ugent.db")
@@ -19,10 +21,16 @@ const opened = (store: StoreName, what: string) => (cause: SqlError.SqlError) =>
 export const sqlite = (store: StoreName, options: SqliteOptions): Layer.Layer<SqlClient.SqlClient, StoreError> => {
   const filename = options.filename ?? sqliteFile(options.workspace ?? process.cwd())
   return Layer.effectContext(
-    Sqlite.make({ ...options, filename }).pipe(
-      Effect.mapError(opened(store, `the SQLite database ${filename}`)),
-      Effect.map((client) => Context.make(SqlClient.SqlClient, client))
-    )
+    Effect.gen(function* () {
+      const client = yield* Sqlite.make({ ...options, filename }).pipe(
+        Effect.mapError(opened(store, `the SQLite database ${filename}`))
+      )
+      const context = Context.make(SqlClient.SqlClient, client)
+      // A file's batches are written by a thread of their own (an in-memory database lives in this one only).
+      if (filename === ":memory:" || filename === "") return context
+      const writer = yield* OffThread.make(filename, options.busyTimeoutMillis ?? 5000)
+      return Context.add(context, WriteBehind.OffThread, writer)
+    })
   ).pipe(Layer.provide(Reactivity.layer))
 }
 

@@ -9,7 +9,7 @@ import { type SqlConnection, SqlError } from "effect/sql"
 type Transform = (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
 
 /** Turns what the statement compiler emits into what `node:sqlite` binds. */
-const toInput = (value: unknown): SQLInputValue => {
+export const toInput = (value: unknown): SQLInputValue => {
   switch (typeof value) {
     case "string":
     case "number":

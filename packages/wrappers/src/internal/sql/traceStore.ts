@@ -73,6 +73,7 @@ export const make = (
 ): Effect.Effect<TraceStoreShape, StoreError, SqlClient.SqlClient | Scope.Scope> =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const offThread = yield* WriteBehind.OffThread
     yield* migrate("trace")
     const batchSize = Math.max(1, options?.batchSize ?? 1000)
     const linger = Math.max(0, options?.lingerMillis ?? 50)
@@ -86,7 +87,7 @@ export const make = (
       maxPending,
       // Losing a trace must not fail a call: appends fail only past maxPending.
       failClosed: false,
-      write: (records) => WriteBehind.insertAll(sql, "ugent_traces", records, toRow)
+      write: (records) => WriteBehind.insertAll(sql, "ugent_traces", records, toRow, offThread)
     })
     const drain = pending.drain
 

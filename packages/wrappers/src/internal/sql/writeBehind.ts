@@ -8,9 +8,10 @@
 // while writes fail, a push drains first, so a caller meets the failure
 // instead of filling memory. Written here, as effect/sql has no write-behind
 // of its own.
-import { Array as Arr, Effect, Latch, Schedule, type Scope, Semaphore } from "effect"
+import { Array as Arr, Context, Effect, Latch, Schedule, type Scope, Semaphore } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
 import { StoreError } from "../../StoreError.ts"
+import type { Inserter } from "./offThread.ts"
 
 export interface WriteBehind<A> {
   /** Queues entries; fails when the store is closed, or when writing is failing and a drain now fails too. */
@@ -34,18 +35,34 @@ export interface Options<A> {
 // 500 rows of up to 14 columns stay under SQLite's 32,766 and PostgreSQL's 65,535 parameters.
 const rowsPerStatement = 500
 
-/** Inserts rows into `table` (an entry whose id is stored is ignored): one statement per 500, in a transaction if several. */
+/**
+ * Where a SQL store's batches go instead of its own connection, when its
+ * database provides it (a SQLite file's writer thread, see `offThread.ts`).
+ */
+export const OffThread = Context.Reference<Inserter | undefined>("ugent/wrappers/sql/OffThread", {
+  defaultValue: () => undefined
+})
+
+/**
+ * Inserts rows into `table` (an entry whose id is stored is ignored): through
+ * `offThread` when given and running, else one statement per 500, in a
+ * transaction if several.
+ */
 export const insertAll = <A>(
   sql: SqlClient.SqlClient,
   table: string,
   entries: ReadonlyArray<A>,
-  toRow: (entry: A) => Record<string, unknown>
+  toRow: (entry: A) => Record<string, unknown>,
+  offThread?: Inserter | undefined
 ): Effect.Effect<unknown, SqlError.SqlError> => {
+  const rows = entries.map(toRow)
+  const handed = offThread?.insert(table, rows)
+  if (handed !== undefined) return handed
   const statements: Array<Effect.Effect<unknown, SqlError.SqlError>> = []
-  for (let i = 0; i < entries.length; i += rowsPerStatement) {
-    const rows = entries.slice(i, i + rowsPerStatement).map(toRow)
-    if (!Arr.isReadonlyArrayNonEmpty(rows)) continue
-    statements.push(sql`INSERT INTO ${sql(table)} ${sql.insert(rows)} ON CONFLICT (id) DO NOTHING`)
+  for (let i = 0; i < rows.length; i += rowsPerStatement) {
+    const part = rows.slice(i, i + rowsPerStatement)
+    if (!Arr.isReadonlyArrayNonEmpty(part)) continue
+    statements.push(sql`INSERT INTO ${sql(table)} ${sql.insert(part)} ON CONFLICT (id) DO NOTHING`)
   }
   if (statements.length === 0) return Effect.void
   return statements.length === 1
