@@ -10,7 +10,7 @@
  *
  * @since 0.2.0
  */
-import type { Family } from "@ugent/core"
+import { type Family, ReadProof } from "@ugent/core"
 import type { MemoryStore } from "@ugent/wrappers"
 import { Effect, Schema } from "effect"
 
@@ -105,7 +105,9 @@ const describeShape = (encoded: unknown): string => {
 /**
  * Applies the budget to an encoded result: `undefined` when it fits,
  * otherwise the result is kept in working memory under the caller and the
- * {@link OverBudget} to return instead.
+ * {@link OverBudget} to return instead. The id of a kept text comes from the
+ * caller, the path and the text, so the same result kept again is the same
+ * entry, not another copy.
  *
  * **Example** (A result over a small budget)
  * ```ts
@@ -146,7 +148,15 @@ export const apply = (options: {
     summary,
     ...(options.owner !== undefined ? { owner: options.owner } : {})
   }
-  return Effect.map(options.memory.put(put), (memoryId) => {
+  // The same text kept again for the same caller and path is the same entry: an agent re-reading a large
+  // file does not store it again (working memory keeps what it is given until it is deleted).
+  const id = `m-${ReadProof.hash(`${options.owner ?? ""}\u0000${options.path}\u0000${kept.text}`).slice(0, 24)}`
+  const stored = options.memory.info(id).pipe(
+    Effect.map((info) => info.size === kept.text.length && info.summary === summary),
+    Effect.catch(() => Effect.succeed(false))
+  )
+  const keep = Effect.flatMap(stored, (known) => (known ? Effect.succeed(id) : options.memory.put({ ...put, id })))
+  return Effect.map(keep, (memoryId) => {
     const lines = kept.text.length === 0 ? 0 : lineCount(kept.text)
     const pageLines = Math.max(
       1,
