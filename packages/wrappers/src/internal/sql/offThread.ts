@@ -9,7 +9,7 @@
 // only while a batch is in flight. If it cannot start or dies, batches go
 // back to the main connection. Written here: node:sqlite has no asynchronous
 // API, and effect/sql no off-thread writer.
-import { Worker } from "node:worker_threads"
+import type { Worker } from "node:worker_threads"
 import { Effect, type Scope } from "effect"
 import type { SqlError } from "effect/sql"
 import { sqlError, toInput } from "./sqliteConnection.ts"
@@ -102,7 +102,9 @@ export const make = (filename: string, busyTimeoutMillis: number): Effect.Effect
       if (gone) return undefined
       if (worker !== undefined) return worker
       try {
-        const made = new Worker(source, { eval: true, workerData: { filename, busyTimeoutMillis } })
+        // Loaded with the first batch: a command that writes nothing (`ugent list`) never loads threads.
+        const threads = process.getBuiltinModule("node:worker_threads")
+        const made = new threads.Worker(source, { eval: true, workerData: { filename, busyTimeoutMillis } })
         made.on("message", (reply: Reply) =>
           settle(
             reply.id,
