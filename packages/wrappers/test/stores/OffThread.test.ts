@@ -72,17 +72,25 @@ describe("SQLite stores write their batches off the event loop", () => {
     })
   )
 
+  it.live("a store closing before its first batch writes it on its own connection: no thread is started for it", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const writer = yield* OffThread.make(join(dir, "ugent.db"), 100)
+      assert.isUndefined(writer.insert("ugent_traces", [{ id: "x" }], false))
+    })
+  )
+
   it.live("a writer that cannot open its database fails the batch as a SqlError, then hands batches back", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir
       // A directory is no database: the thread fails to open it.
       const writer = yield* OffThread.make(dir, 100)
-      const first = writer.insert("ugent_traces", [{ id: "x" }])
+      const first = writer.insert("ugent_traces", [{ id: "x" }], true)
       assert.isDefined(first)
       const exit = yield* Effect.exit(first!)
       assert.isTrue(Exit.isFailure(exit))
       if (Exit.isFailure(exit)) assert.include(String(exit.cause), "SqlError")
-      assert.isUndefined(writer.insert("ugent_traces", [{ id: "y" }]))
+      assert.isUndefined(writer.insert("ugent_traces", [{ id: "y" }], true))
     })
   )
 })

@@ -135,7 +135,8 @@ export const make: Effect.Effect<AuditStoreShape, StoreError, SqlClient.SqlClien
       maxPending: 50_000,
       // An audit trail fails closed: once writes fail, so does every append.
       failClosed: true,
-      write: (entries) => WriteBehind.insertAll(sql, "ugent_audit", entries, toRow, offThread)
+      write: (entries, closing) =>
+        WriteBehind.insertAll(sql, "ugent_audit", entries, toRow, { inserter: offThread, closing })
     })
 
     const windowed = (window: TimeWindow, more: ReadonlyArray<Statement.Fragment> = []) =>

@@ -16,10 +16,15 @@ import { sqlError, toInput } from "./sqliteConnection.ts"
 
 /** Inserts rows into a table (a row whose id is stored is ignored), in one transaction. */
 export interface Inserter {
-  /** `undefined` when the worker is gone: the caller writes on its own connection. */
+  /**
+   * `undefined` when the thread is gone, or not started and `start` is false
+   * (a store closing: starting a thread for its last batch would only delay
+   * the exit): the caller writes on its own connection.
+   */
   readonly insert: (
     table: string,
-    rows: ReadonlyArray<Record<string, unknown>>
+    rows: ReadonlyArray<Record<string, unknown>>,
+    start: boolean
   ) => Effect.Effect<void, SqlError.SqlError> | undefined
 }
 
@@ -153,8 +158,8 @@ export const make = (filename: string, busyTimeoutMillis: number): Effect.Effect
     )
 
     return {
-      insert: (table, rows) => {
-        const thread = start()
+      insert: (table, rows, mayStart) => {
+        const thread = worker ?? (mayStart ? start() : undefined)
         if (thread === undefined) return undefined
         if (rows.length === 0) return Effect.void
         const columns = Object.keys(rows[0]!)

@@ -87,7 +87,8 @@ export const make = (
       maxPending,
       // Losing a trace must not fail a call: appends fail only past maxPending.
       failClosed: false,
-      write: (records) => WriteBehind.insertAll(sql, "ugent_traces", records, toRow, offThread)
+      write: (records, closing) =>
+        WriteBehind.insertAll(sql, "ugent_traces", records, toRow, { inserter: offThread, closing })
     })
     const drain = pending.drain
 

@@ -29,7 +29,8 @@ export interface Options<A> {
   readonly maxPending: number
   /** Whether a push fails while writes fail (an audit trail), or only past `maxPending` (traces). */
   readonly failClosed: boolean
-  readonly write: (batch: ReadonlyArray<A>) => Effect.Effect<unknown, SqlError.SqlError>
+  /** Writes a batch; `closing` when the store's scope is ending (a writer thread is then not worth starting). */
+  readonly write: (batch: ReadonlyArray<A>, closing: boolean) => Effect.Effect<unknown, SqlError.SqlError>
 }
 
 // 500 rows of up to 14 columns stay under SQLite's 32,766 and PostgreSQL's 65,535 parameters.
@@ -45,18 +46,18 @@ export const OffThread = Context.Reference<Inserter | undefined>("ugent/wrappers
 
 /**
  * Inserts rows into `table` (an entry whose id is stored is ignored): through
- * `offThread` when given and running, else one statement per 500, in a
- * transaction if several.
+ * the writer thread when given (started unless the store is closing), else
+ * one statement per 500, in a transaction if several.
  */
 export const insertAll = <A>(
   sql: SqlClient.SqlClient,
   table: string,
   entries: ReadonlyArray<A>,
   toRow: (entry: A) => Record<string, unknown>,
-  offThread?: Inserter | undefined
+  offThread?: { readonly inserter: Inserter | undefined; readonly closing: boolean } | undefined
 ): Effect.Effect<unknown, SqlError.SqlError> => {
   const rows = entries.map(toRow)
-  const handed = offThread?.insert(table, rows)
+  const handed = offThread?.inserter?.insert(table, rows, !offThread.closing)
   if (handed !== undefined) return handed
   const statements: Array<Effect.Effect<unknown, SqlError.SqlError>> = []
   for (let i = 0; i < rows.length; i += rowsPerStatement) {
@@ -88,7 +89,7 @@ export const make = <A>(options: Options<A>): Effect.Effect<WriteBehind<A>, neve
           while (buffer.length > 0) {
             const batch = buffer.slice(0, batchSize)
             buffer = buffer.slice(batch.length)
-            yield* options.write(batch).pipe(
+            yield* options.write(batch, closed).pipe(
               Effect.tapError(() =>
                 Effect.sync(() => {
                   buffer = batch.concat(buffer)
