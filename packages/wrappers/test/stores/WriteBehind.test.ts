@@ -7,7 +7,7 @@ import * as WriteBehind from "../../src/internal/sql/writeBehind.ts"
 const setupWith = (failClosed: boolean) =>
   Effect.gen(function* () {
     const stored: Array<number> = []
-    const state = { down: false, writes: 0 }
+    const state = { down: false, writes: 0, closing: [] as Array<boolean> }
     const pending = yield* WriteBehind.make<number>({
       store: "audit",
       operation: "record an entry",
@@ -15,9 +15,10 @@ const setupWith = (failClosed: boolean) =>
       lingerMillis: 1,
       maxPending: 10,
       failClosed,
-      write: (batch) =>
+      write: (batch, closing) =>
         Effect.suspend(() => {
           state.writes++
+          state.closing.push(closing)
           if (state.down) {
             return Effect.fail(
               new SqlError.SqlError({ reason: new SqlError.UnknownError({ cause: "disk full", message: "disk full" }) })
@@ -40,6 +41,7 @@ describe("WriteBehind", () => {
         yield* pending.drain
         assert.deepStrictEqual(stored, [1, 2, 3, 4, 5, 6, 7])
         assert.strictEqual(state.writes, 3)
+        assert.deepStrictEqual(state.closing, [false, false, false])
       })
     )
   )
@@ -89,10 +91,11 @@ describe("WriteBehind", () => {
     )
   )
 
-  it.live("the end of its scope writes what is pending; a push after it fails", () =>
+  it.live("the end of its scope writes what is pending, telling the writer it is closing; a push after it fails", () =>
     Effect.gen(function* () {
-      const { pending, stored } = yield* Effect.scoped(Effect.tap(setup, ({ pending }) => pending.push([1, 2])))
+      const { pending, stored, state } = yield* Effect.scoped(Effect.tap(setup, ({ pending }) => pending.push([1, 2])))
       assert.deepStrictEqual(stored, [1, 2])
+      assert.deepStrictEqual(state.closing, [true])
       const refused = yield* Effect.flip(pending.push([3]))
       assert.match(refused.message, /closed/)
     })

@@ -26,6 +26,7 @@ const attempt = <A>(f: () => A): Option.Option<A> => {
   }
 }
 
+/** The first bytes of a small file (a `.git` file, `commondir`). */
 const head = (file: string) =>
   attempt(() => {
     const fd = fs.openSync(file, "r")
