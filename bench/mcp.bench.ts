@@ -5,11 +5,11 @@
  * reference filesystem server (`@modelcontextprotocol/server-filesystem`),
  * in the same run, on the same files: p50 and p95 per call of reading a
  * one-line file, reading a 2,000-line file, and listing a directory of 200
- * entries. Each server gets a fresh workspace copy, a warm-up, then calls
+ * entries, and (on Linux) the CPU each server spends per call. Each server gets a fresh workspace copy, a warm-up, then calls
  * interleaved between the two servers so drift in the machine's load hits
  * both alike.
  */
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -35,8 +35,27 @@ const makeWorkspace = () => {
 
 const connect = async (command: string, args: ReadonlyArray<string>) => {
   const client = new Client({ name: "ugent-bench", version: "0.0.0" })
-  await client.connect(new StdioClientTransport({ command, args: [...args], stderr: "ignore" }))
-  return client
+  const transport = new StdioClientTransport({ command, args: [...args], stderr: "ignore" })
+  await client.connect(transport)
+  return { client, pid: transport.pid }
+}
+
+/**
+ * The CPU a server's process has used so far, in milliseconds: its main
+ * thread from the scheduler's own count (nanoseconds), and the whole process
+ * (every thread) from its clock ticks. Linux only; undefined elsewhere.
+ */
+const cpuOf = (pid: number | null): { readonly main: number; readonly all: number } | undefined => {
+  if (pid === null) return undefined
+  try {
+    const main = Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").split(" ")[0]) / 1e6
+    // Fields 14 and 15 of /proc/<pid>/stat (utime, stime), after the parenthesized command name.
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+    const ticks = Number(fields[11]) + Number(fields[12])
+    return { main, all: (ticks * 1000) / 100 }
+  } catch {
+    return undefined
+  }
 }
 
 interface Case {
@@ -88,8 +107,15 @@ export default {
     cpSync(base, oursRoot, { recursive: true })
     cpSync(base, theirsRoot, { recursive: true })
     // Loops are not what this measures: repeated identical reads would be refused as a loop.
-    const ours = await connect(process.execPath, [ugentBin, "mcp", "--root", oursRoot, "--loop", "off"])
-    const theirs = await connect(process.execPath, [reference, theirsRoot])
+    const { client: ours, pid: oursPid } = await connect(process.execPath, [
+      ugentBin,
+      "mcp",
+      "--root",
+      oursRoot,
+      "--loop",
+      "off"
+    ])
+    const { client: theirs, pid: theirsPid } = await connect(process.execPath, [reference, theirsRoot])
     const rows: Array<Row> = []
     try {
       const n = 300
@@ -102,14 +128,41 @@ export default {
         }
         const ta: Array<number> = []
         const tb: Array<number> = []
+        const cpuBefore = [cpuOf(oursPid), cpuOf(theirsPid)] as const
         for (let i = 0; i < n; i++) {
           ta.push(await time(a))
           tb.push(await time(b))
         }
+        const cpuAfter = [cpuOf(oursPid), cpuOf(theirsPid)] as const
         ta.sort((x, y) => x - y)
         tb.sort((x, y) => x - y)
         rows.push(row(`${c.name}: p50`, percentile(tb, 0.5), percentile(ta, 0.5), "ms/call", { target: c.target }))
         rows.push(row(`${c.name}: p95`, percentile(tb, 0.95), percentile(ta, 0.95), "ms/call"))
+        const [oursBefore, theirsBefore] = cpuBefore
+        const [oursAfter, theirsAfter] = cpuAfter
+        if (oursBefore && theirsBefore && oursAfter && theirsAfter) {
+          // What each server spends per call, whatever the machine's load does to the wait: a steadier guide than latency.
+          rows.push(
+            row(
+              `${c.name}: server CPU, main thread`,
+              (theirsAfter.main - theirsBefore.main) / n,
+              (oursAfter.main - oursBefore.main) / n,
+              "ms/call",
+              { note: "the scheduler's count for the server's main thread (/proc/<pid>/task/<pid>/schedstat)" }
+            )
+          )
+          rows.push(
+            row(
+              `${c.name}: server CPU, every thread`,
+              (theirsAfter.all - theirsBefore.all) / n,
+              (oursAfter.all - oursBefore.all) / n,
+              "ms/call",
+              {
+                note: "the process's clock ticks (10 ms each) over the measured calls: the writer thread and the GC's helpers too"
+              }
+            )
+          )
+        }
       }
     } finally {
       await ours.close()
