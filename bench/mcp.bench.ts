@@ -58,6 +58,24 @@ const cpuOf = (pid: number | null): { readonly main: number; readonly all: numbe
   }
 }
 
+/** The two CPU rows of each case: which count, and how it is named and read. */
+const cpuRows = [
+  [
+    "main",
+    {
+      name: "main thread",
+      note: "the scheduler's count for the server's main thread (/proc/<pid>/task/<pid>/schedstat)"
+    }
+  ],
+  [
+    "all",
+    {
+      name: "every thread",
+      note: "the process's clock ticks (10 ms each) over the measured calls: the writer thread and the GC's helpers too"
+    }
+  ]
+] as const
+
 interface Case {
   readonly name: string
   readonly target: string
@@ -142,26 +160,11 @@ export default {
         const [oursAfter, theirsAfter] = cpuAfter
         if (oursBefore && theirsBefore && oursAfter && theirsAfter) {
           // What each server spends per call, whatever the machine's load does to the wait: a steadier guide than latency.
-          rows.push(
-            row(
-              `${c.name}: server CPU, main thread`,
-              (theirsAfter.main - theirsBefore.main) / n,
-              (oursAfter.main - oursBefore.main) / n,
-              "ms/call",
-              { note: "the scheduler's count for the server's main thread (/proc/<pid>/task/<pid>/schedstat)" }
-            )
-          )
-          rows.push(
-            row(
-              `${c.name}: server CPU, every thread`,
-              (theirsAfter.all - theirsBefore.all) / n,
-              (oursAfter.all - oursBefore.all) / n,
-              "ms/call",
-              {
-                note: "the process's clock ticks (10 ms each) over the measured calls: the writer thread and the GC's helpers too"
-              }
-            )
-          )
+          for (const [kind, label] of cpuRows) {
+            const oursMs = (oursAfter[kind] - oursBefore[kind]) / n
+            const theirsMs = (theirsAfter[kind] - theirsBefore[kind]) / n
+            rows.push(row(`${c.name}: server CPU, ${label.name}`, theirsMs, oursMs, "ms/call", { note: label.note }))
+          }
         }
       }
     } finally {
