@@ -76,6 +76,10 @@ describe("SQLite stores write their batches off the event loop", () => {
     Effect.gen(function* () {
       const dir = yield* tempDir
       const writer = yield* OffThread.make(join(dir, "ugent.db"), 100)
+      // An empty batch is written at once and starts no thread either.
+      const empty = writer.insert("ugent_traces", [], true)
+      assert.isDefined(empty)
+      yield* empty!
       assert.isUndefined(writer.insert("ugent_traces", [{ id: "x" }], false))
     })
   )

@@ -159,9 +159,10 @@ export const make = (filename: string, busyTimeoutMillis: number): Effect.Effect
 
     return {
       insert: (table, rows, mayStart) => {
+        // An empty batch has nothing to write: it starts no thread.
+        if (rows.length === 0) return Effect.void
         const thread = worker ?? (mayStart ? start() : undefined)
         if (thread === undefined) return undefined
-        if (rows.length === 0) return Effect.void
         const columns = Object.keys(rows[0]!)
         const values = rows.map((row) => columns.map((column) => toInput(row[column])))
         return Effect.callback<void, SqlError.SqlError>((resume) => {
