@@ -156,14 +156,14 @@ export default {
         }
         const ta: Array<number> = []
         const tb: Array<number> = []
+        const oursRun = [a, ta] as const
+        const theirsRun = [b, tb] as const
         const cpuBefore = [cpuOf(oursPid), cpuOf(theirsPid)] as const
-        // Blocks, not alternate calls: one server's work right after the other's lands in the other's
-        // latency (its writer thread, its collector), which flattered the slower server by half.
+        // Blocks, not alternate calls: the reference's calls made right after ours cost it several times
+        // what they cost in a block of its own, which made our ratios on small calls look about half.
         for (let block = 0; block < n / blockSize; block++) {
-          const [first, second] = block % 2 === 0 ? [a, b] : [b, a]
-          const [firstTimes, secondTimes] = block % 2 === 0 ? [ta, tb] : [tb, ta]
-          for (let i = 0; i < blockSize; i++) firstTimes.push(await time(first))
-          for (let i = 0; i < blockSize; i++) secondTimes.push(await time(second))
+          const order = block % 2 === 0 ? [oursRun, theirsRun] : [theirsRun, oursRun]
+          for (const [call, times] of order) for (let i = 0; i < blockSize; i++) times.push(await time(call))
         }
         const cpuAfter = [cpuOf(oursPid), cpuOf(theirsPid)] as const
         ta.sort((x, y) => x - y)
