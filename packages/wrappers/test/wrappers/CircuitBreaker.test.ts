@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Tool, ToolError, Trust } from "@ugent/core"
 import { CircuitBreaker, CircuitOpen, Retry } from "@ugent/wrappers"
-import { Deferred, Effect, Exit, Fiber, Layer, Schema } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Schedule, Schema } from "effect"
 import { TestClock } from "effect/testing"
 
 class Down extends Schema.TaggedError<Down>()("Down", {
@@ -209,4 +209,38 @@ describe("CircuitBreaker", () => {
     assert.isTrue(Schema.is(CircuitBreaker(tool).failure)(open))
     assert.isFalse(Schema.is(tool.failure)(open))
   })
+  it.effect.prop(
+    "answers every script of outcomes and pauses as Effect's own CircuitBreaker.execute does",
+    {
+      steps: Schema.Array(Schema.Literals(["ok", "fail", "die", "caller", "hint", "wait"])).check(
+        Schema.isMaxLength(30)
+      ),
+      failures: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 3 }))
+    },
+    ({ steps, failures }) =>
+      Effect.gen(function* () {
+        // A fixed open duration takes the wrapper's direct road; the same duration as a schedule takes `execute`.
+        const run = (openDuration: "20 seconds" | Schedule.Schedule<unknown, number>) =>
+          Effect.gen(function* () {
+            const { tool, plan } = scripted()
+            const guarded = CircuitBreaker(tool, { tripPolicy: CircuitBreaker.consecutive(failures), openDuration })
+            const seen: Array<string> = []
+            for (const step of steps) {
+              if (step === "wait") {
+                yield* TestClock.adjust("15 seconds")
+                continue
+              }
+              plan.push(step === "hint" ? new Down({ retryAfterMillis: 40_000 }) : step)
+              const exit = yield* Effect.exit(guarded.run({ q: "x" }))
+              const error = Exit.isFailure(exit) ? exit.cause.reasons[0] : undefined
+              const open = error?._tag === "Fail" && error.error instanceof CircuitOpen ? error.error : undefined
+              seen.push(open === undefined ? tagOf(exit) : `${open.state}:${open.retryAfterMillis}`)
+            }
+            return seen
+          }).pipe(Effect.provide(CircuitBreaker.layerMemory()))
+        const direct = yield* run("20 seconds")
+        const library = yield* run(Schedule.spaced("20 seconds"))
+        assert.deepStrictEqual(direct, library)
+      }).pipe(Effect.provide(Trust.grant(0)))
+  )
 })
