@@ -1,7 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Tool, ToolError, Trust } from "@ugent/core"
 import { CircuitBreaker, CircuitOpen, Retry } from "@ugent/wrappers"
-import { Deferred, Effect, Exit, Fiber, Layer, Schedule, Schema } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Schedule, Schema, Scope } from "effect"
+import { CircuitBreaker as Breaker } from "effect/persistence"
 import { TestClock } from "effect/testing"
 
 class Down extends Schema.TaggedError<Down>()("Down", {
@@ -209,6 +210,46 @@ describe("CircuitBreaker", () => {
     assert.isTrue(Schema.is(CircuitBreaker(tool).failure)(open))
     assert.isFalse(Schema.is(tool.failure)(open))
   })
+  it.effect(
+    "a store that cannot admit: the call runs unrecorded, or is refused with onStoreError fail; its scope closes",
+    () =>
+      Effect.gen(function* () {
+        let released = 0
+        // A store whose admission takes a resource on its scope and then fails, as a store that lost its server might.
+        const failing = Layer.succeed(Breaker.CircuitBreakerStore, {
+          admit: () =>
+            Effect.flatMap(
+              Effect.flatMap(Effect.scope, (scope) =>
+                Scope.addFinalizer(
+                  scope,
+                  Effect.sync(() => released++)
+                )
+              ),
+              () =>
+                Effect.fail(
+                  new Breaker.CircuitBreakerError({
+                    reason: new Breaker.CircuitBreakerStoreError({ message: "store down" })
+                  })
+                )
+            ),
+          record: () => Effect.die(new Error("not recorded: the call was not admitted")),
+          state: (key) => Effect.succeed({ _tag: "Closed" as const, key })
+        })
+        const { tool, runs } = scripted()
+        const allowed = CircuitBreaker(tool).run({ q: "x" })
+        assert.strictEqual(yield* Effect.provide(allowed, failing), "answer x")
+        assert.strictEqual(runs(), 1)
+        assert.strictEqual(released, 1)
+        const refused = yield* Effect.flip(
+          Effect.provide(CircuitBreaker(tool, { onStoreError: "fail" }).run({ q: "x" }), failing)
+        )
+        assert.instanceOf(refused, CircuitOpen)
+        assert.strictEqual((refused as CircuitOpen).state, "unavailable")
+        assert.strictEqual(runs(), 1)
+        assert.strictEqual(released, 2)
+      }).pipe(Effect.provide(Trust.grant(0)))
+  )
+
   it.effect.prop(
     "answers every script of outcomes and pauses as Effect's own CircuitBreaker.execute does",
     {
