@@ -13,6 +13,11 @@
  * would refuse the load and a recipe cannot raise it. Each request body
  * carries a distinct id (autocannon's `[<id>]`), so the loop detector does
  * not refuse repeated calls.
+ *
+ * Two more rows bound what the target asks: the road's own rate in process
+ * (10 fibers, no HTTP) against the bare server, and the same API over an
+ * `Invoker` that answers at once (the HTTP layer alone) against the bare
+ * server.
  */
 import { execFile } from "node:child_process"
 import { rmSync } from "node:fs"
@@ -104,6 +109,23 @@ const concurrentInvokes = Effect.gen(function* () {
   return (done * 1000) / (performance.now() - start)
 })
 
+/** Our API served over `road`, on a free loopback port: its invoke URL. */
+const serveApi = async (road: ReturnType<typeof benchRoad>, scope: Scope.Scope) => {
+  const app = HttpRouter.serve(Http.layer(), { disableListenLog: true, disableLogger: true }).pipe(
+    Layer.provide(road),
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
+  )
+  const context = await Effect.runPromise(Layer.buildWithScope(app, scope))
+  return `${HttpServer.formatAddress(Context.get(context, HttpServer.HttpServer).address)}/v1/invoke/world.tools.file.read`
+}
+
+/** The bench road with an `Invoker` whose `invoke` answers `outcome` at once: what the HTTP layer costs alone. */
+const instantRoad = (root: string, outcome: Invoke.Outcome) =>
+  Layer.effect(
+    Invoke.Invoker,
+    Effect.map(Effect.service(Invoke.Invoker), (road) => ({ ...road, invoke: () => Effect.succeed(outcome) }))
+  ).pipe(Layer.provideMerge(benchRoad(root)))
+
 export default {
   name: "http",
   description: `POST /v1/invoke (file.read of a 12 B file), ${connections} connections for ${seconds} s on loopback, vs a bare node:http server answering the same JSON`,
@@ -111,23 +133,21 @@ export default {
     const root = benchWorkspace()
     const scope = Effect.runSync(Scope.make())
     try {
-      const app = HttpRouter.serve(Http.layer(), { disableListenLog: true, disableLogger: true }).pipe(
-        Layer.provide(benchRoad(root)),
-        Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
-      )
-      const context = await Effect.runPromise(Layer.buildWithScope(app, scope))
-      const ours = `${HttpServer.formatAddress(Context.get(context, HttpServer.HttpServer).address)}/v1/invoke/world.tools.file.read`
+      const ours = await serveApi(benchRoad(root), scope)
       // The baseline answers what ours answers: a real outcome of the same call.
       const sample = await fetch(ours, { method: "POST", body: JSON.stringify({ path: "a.txt", request: "sample" }) })
       const json = await sample.text()
       if (sample.status !== 200) throw new Error(`the sample call failed: ${json}`)
       const baseline = await bare(json)
+      const instant = await serveApi(instantRoad(root, JSON.parse(json) as Invoke.Outcome), scope)
       try {
         const base = await load(baseline.url)
         const road = await load(ours)
+        const layerAlone = await load(instant)
         for (const [name, l] of [
           ["baseline", base],
-          ["ours", road]
+          ["ours", road],
+          ["the HTTP layer alone", layerAlone]
         ] as const) {
           if (l.errors > 0 || l.non2xx > 0) {
             throw new Error(`${name}: ${l.errors} errors and ${l.non2xx} non-2xx answers in ${l.requests} requests`)
@@ -139,6 +159,12 @@ export default {
           row("throughput (higher is better)", base.rps, road.rps, "req/s", { note }),
           row("throughput: the road in process vs over HTTP", inProcess, road.rps, "calls/s", {
             note: `${connections} concurrent Invoker.invoke fibers for ${seconds} s: what HTTP costs on top of the road`
+          }),
+          row("throughput: the road in process (no HTTP) vs bare node:http", base.rps, inProcess, "calls/s", {
+            note: "the road's own ceiling: even an HTTP layer that cost nothing could not serve more"
+          }),
+          row("throughput: the HTTP layer alone vs bare node:http", base.rps, layerAlone.rps, "req/s", {
+            note: `the same API over an Invoker that answers the sample outcome at once (${layerAlone.requests} requests)`
           }),
           row("latency p50", base.p50, road.p50, "ms"),
           row("latency p95", base.p95, road.p95, "ms"),
