@@ -256,15 +256,20 @@ describe("CircuitBreaker", () => {
       steps: Schema.Array(Schema.Literals(["ok", "fail", "die", "caller", "hint", "wait"])).check(
         Schema.isMaxLength(30)
       ),
-      failures: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 3 }))
+      failures: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 3 })),
+      // Both trip policies: the direct road treats a success differently under each.
+      byRate: Schema.Boolean
     },
-    ({ steps, failures }) =>
+    ({ steps, failures, byRate }) =>
       Effect.gen(function* () {
+        const tripPolicy = byRate
+          ? CircuitBreaker.rate({ threshold: 0.5, size: failures + 1, minimumCalls: failures })
+          : CircuitBreaker.consecutive(failures)
         // A fixed open duration takes the wrapper's direct road; the same duration as a schedule takes `execute`.
         const run = (openDuration: "20 seconds" | Schedule.Schedule<unknown, number>) =>
           Effect.gen(function* () {
             const { tool, plan } = scripted()
-            const guarded = CircuitBreaker(tool, { tripPolicy: CircuitBreaker.consecutive(failures), openDuration })
+            const guarded = CircuitBreaker(tool, { tripPolicy, openDuration })
             const seen: Array<string> = []
             for (const step of steps) {
               if (step === "wait") {
