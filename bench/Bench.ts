@@ -32,7 +32,7 @@ export const row = (
   baseline: number,
   ours: number,
   unit: string,
-  extra?: { readonly target?: string; readonly note?: string }
+  extra?: { readonly target?: string | undefined; readonly note?: string }
 ): Row => ({ case: name, baseline, ours, ratio: ours / baseline, unit, ...extra })
 
 /** Nanoseconds per call of `f`, median of `samples` batches of `iterations` calls, after a warm-up. */

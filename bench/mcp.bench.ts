@@ -177,11 +177,7 @@ export default {
         const cpuAfter = [cpuOf(oursPid), cpuOf(theirsPid)] as const
         ta.sort((x, y) => x - y)
         tb.sort((x, y) => x - y)
-        rows.push(
-          row(`${c.name}: p50`, percentile(tb, 0.5), percentile(ta, 0.5), "ms/call", {
-            ...(c.target === undefined ? {} : { target: c.target })
-          })
-        )
+        rows.push(row(`${c.name}: p50`, percentile(tb, 0.5), percentile(ta, 0.5), "ms/call", { target: c.target }))
         rows.push(row(`${c.name}: p95`, percentile(tb, 0.95), percentile(ta, 0.95), "ms/call"))
         const [oursBefore, theirsBefore] = cpuBefore
         const [oursAfter, theirsAfter] = cpuAfter
