@@ -53,6 +53,8 @@ export interface Configuration {
   readonly shellNetwork?: boolean | undefined
   /** The operator's consent to a shell without a sandbox where none can be made (L3 callers only). */
   readonly unsandboxed?: typeof Sandbox.unsandboxedConsent | undefined
+  /** The host user shell commands run as when the server is root (default: the workspace's owner). */
+  readonly sandboxUser?: Sandbox.Options["user"]
 }
 
 /**
@@ -73,6 +75,7 @@ export const standard = (configuration: Configuration = {}) =>
       shell: configuration.shell,
       network: configuration.shellNetwork === true,
       unsandboxed: configuration.unsandboxed,
+      user: configuration.sandboxUser,
       // The text policy is a fast, friendly first refusal; the sandbox is the boundary.
       textPolicy: Sandboxed.textPolicy({ allow: "all" })
     }),

@@ -100,6 +100,12 @@ export interface Options {
    * caller (otherwise the server does not start).
    */
   readonly unsandboxed?: typeof Sandbox.unsandboxedConsent | undefined
+  /**
+   * The host user shell commands run as when the server runs as root
+   * (default: the workspace's owner; a root-owned workspace gets no shell,
+   * since its sandbox would be host root).
+   */
+  readonly sandboxUser?: Sandbox.Options["user"]
   /** The workspace's writable globs for L1 callers (default: the workspace policy's). */
   readonly writable?: ReadonlyArray<string> | undefined
   /**
@@ -207,7 +213,8 @@ export const layer = (options: Options) => {
       allowHosts: options.recipe?.allowHosts,
       shell: options.recipe?.shell,
       shellNetwork: options.shellNetwork ?? options.recipe?.shellNetwork,
-      unsandboxed: options.unsandboxed
+      unsandboxed: options.unsandboxed,
+      sandboxUser: options.sandboxUser
     })
   // One modes service, read by the road (plan mode refuses writes) and set by self.tools.mode.*.
   const modes = Modes.layerMemory

@@ -178,6 +178,12 @@ const common = {
     ),
     Flag.withDefault(false)
   ),
+  sandboxUser: Flag.String("sandbox-user").pipe(
+    Flag.withDescription(
+      "When ugent runs as root: the host user shell commands run as, uid:gid (default: the workspace's owner; never root)"
+    ),
+    Flag.optional
+  ),
   budget: Flag.Int("budget").pipe(
     Flag.withDescription(
       "The largest result returned whole, in estimated tokens (default 25000); a larger one goes to working memory"
@@ -214,6 +220,7 @@ type Common = {
   readonly budget: Option.Option<number>
   readonly shellNetwork: boolean
   readonly unsandboxed: boolean
+  readonly sandboxUser: Option.Option<string>
 }
 
 const storesOf = (
@@ -273,6 +280,19 @@ const durationFlag = (value: Option.Option<string>) => {
   const unit = m[2] ?? "s"
   const factor = unit === "ms" ? 1 : unit.startsWith("s") ? 1000 : unit.startsWith("m") ? 60_000 : 3_600_000
   return Effect.succeed(Number(m[1]) * factor)
+}
+
+const sandboxUserFlag = (value: Option.Option<string>) => {
+  if (Option.isNone(value)) return Effect.succeed(undefined)
+  const m = /^(\d+)(?::(\d+))?$/.exec(value.value.trim())
+  if (m === null || Number(m[1]) === 0) {
+    return Effect.fail(
+      new UsageError({
+        problem: `--sandbox-user ${value.value} is not an unprivileged user: write it as uid:gid (e.g. 1000:1000), never 0.`
+      })
+    )
+  }
+  return Effect.succeed({ uid: Number(m[1]), gid: Number(m[2] ?? m[1]) })
 }
 
 const loopFlag = (value: Option.Option<string>) =>
@@ -352,6 +372,7 @@ export const setupOf = (
       budgetTokens: Option.getOrUndefined(flags.budget),
       shellNetwork: flags.shellNetwork ? true : undefined,
       unsandboxed: flags.unsandboxed ? Sandbox.unsandboxedConsent : undefined,
+      sandboxUser: yield* sandboxUserFlag(flags.sandboxUser),
       proofKey: defaults.proofKey ? "workspace" : undefined
     }
   })

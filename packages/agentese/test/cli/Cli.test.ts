@@ -374,6 +374,15 @@ describe("ugent", () => {
       assert.strictEqual(outcome(run).error?._tag, "UsageError")
     })
 
+    it("threat 42: a sandbox user that is root or not a uid:gid", async () => {
+      const root = workspace()
+      for (const user of ["0", "0:0", "alice", "-5"]) {
+        const run = await ugent(["list", "--sandbox-user", user, "--json"], { cwd: root })
+        assert.strictEqual(run.code, 2, user)
+        assert.match(outcome(run).error!.message, /--sandbox-user .* is not an unprivileged user/)
+      }
+    })
+
     it("an unreadable recipe", async () => {
       const root = workspace()
       const run = await ugent(["list", "--recipe", join(root, "nope.json")], { cwd: root })

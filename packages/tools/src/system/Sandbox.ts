@@ -13,22 +13,27 @@
  *   sandbox user; `/etc/passwd`, `/etc/shadow` and the rest of the host's are
  *   not there), nor are `/home`, `/root`, `/var`, `/run` or `/sys`; `/tmp` is
  *   private and size-limited, `/proc` shows only the sandbox's processes,
- *   `/dev` is minimal. The root is read-only.
+ *   `/dev` is minimal and read-only (its `/dev/shm` is sized like `/tmp`).
+ *   The root is read-only.
  * - Network: none unless the operator allows it (`network: true`): a new
  *   network namespace has only its own loopback, so the host's loopback
  *   services (databases, metadata proxies) are unreachable too.
  * - Privileges: an unprivileged user (uid 1000) with no capabilities, in a
  *   new session (no terminal injection), with further user namespaces
- *   disabled where bubblewrap can (`--disable-userns`).
+ *   disabled where bubblewrap can (`--disable-userns`). It is never host
+ *   root: a server running as root drops to the workspace's owner (or the
+ *   operator's `user`) before bubblewrap starts, and without such a user the
+ *   shell is not offered. `/proc/sys`, `/proc/sysrq-trigger`, `/proc/irq`
+ *   and `/proc/bus` are read-only whatever the user.
  * - Environment: built from an allow-list (`PATH`, `HOME`, `LANG`, `TERM`, …
  *   and the operator's `env`); nothing of the server's environment is copied.
  * - Processes: a run is one PID namespace. When it ends (exit, timeout,
  *   `system.kill`, a caller that gave up, shutdown) the sandbox's monitor is
  *   killed, its init dies with it, and the kernel kills every process of the
  *   namespace, whatever group or session they moved to. The number of
- *   processes is limited by `RLIMIT_NPROC`, which the kernel counts per user
- *   namespace, or, on a host where the server runs as root (exempt from that
- *   limit), by a `pids` control group where one can be made; file size by
+ *   processes is limited by `RLIMIT_NPROC` (it holds: the command's host user
+ *   is never root, the one user the kernel exempts) and, where the server runs
+ *   as root and can make one, also by a `pids` control group; file size by
  *   `RLIMIT_FSIZE`; output by a byte ceiling after which the run is stopped.
  *   Joining a `pids` group is slow (10–20 ms), so where runs join one the
  *   next run's process is started ahead: it joins its group and waits in
@@ -130,6 +135,13 @@ export interface Options {
   readonly limits?: Limits | undefined
   /** The bubblewrap binary (default: `bwrap` on the PATH). */
   readonly bwrap?: string | undefined
+  /**
+   * The host user commands run as when the server runs as root (default: the
+   * workspace's owner). Never root: a sandbox of host root could write
+   * `/proc/sys`. It must be able to write the workspace. Ignored when the
+   * server is not root (commands then run as the server's user).
+   */
+  readonly user?: { readonly uid: number; readonly gid: number } | undefined
 }
 
 /**
@@ -145,10 +157,12 @@ export interface Isolation {
   /** Why there is no sandbox, or what the sandbox is, in a sentence. */
   readonly reason: string
   readonly network: boolean
-  /** What limits the number of processes: the resource limit, a control group, or nothing but the time limit. */
-  readonly processLimit: "rlimit" | "cgroup" | "none"
+  /** What limits the number of processes: the resource limit, and a control group too where root can make one. */
+  readonly processLimit: "rlimit" | "cgroup"
   /** Whether further user namespaces are disabled inside the sandbox. */
   readonly nestedUserNamespaces: "disabled" | "allowed"
+  /** The host user commands run as (the server's own user unless it is root). */
+  readonly hostUid: number | undefined
 }
 
 /**

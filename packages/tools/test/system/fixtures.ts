@@ -79,6 +79,23 @@ export const snapshot = (dir: string): Record<string, string> => {
   return out
 }
 
+/**
+ * The unprivileged owner given to test workspaces when the tests run as root
+ * (as CI does): a root server's sandbox runs as the workspace's owner, and a
+ * root-owned workspace gets no shell at all.
+ */
+export const testOwner = process.geteuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined
+
+/** Gives a directory tree to {@link testOwner} (when the tests run as root). */
+export const own = (dir: string): void => {
+  if (testOwner === undefined) return
+  const walk = (p: string) => {
+    fs.lchownSync(p, testOwner.uid, testOwner.gid)
+    if (fs.lstatSync(p).isDirectory()) for (const e of fs.readdirSync(p)) walk(path.join(p, e))
+  }
+  walk(dir)
+}
+
 /** A workspace with a secret `.env`, a secret key, a git repository and server state in `.ugent`. */
 export const workspace = (): { readonly root: string; readonly secrets: ReadonlyArray<string> } => {
   const root = scratch("ugent-system-ws-")
@@ -100,10 +117,11 @@ export const workspace = (): { readonly root: string; readonly secrets: Readonly
   git("init", "-q", "-b", "main")
   git("-c", "user.name=t", "-c", "user.email=t@t", "add", "README.md")
   git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init")
+  own(root)
   return { root, secrets: [envSecret, keySecret, stateSecret] }
 }
 
-/** A directory outside the workspace holding a secret, and a bare repository a push must not reach. */
+/** A directory outside the workspace holding a secret, and a bare repository a push must not reach (owned like a workspace). */
 export const outside = (): { readonly dir: string; readonly secret: string; readonly remote: string } => {
   const dir = scratch("ugent-system-outside-")
   const secret = token("outside")
@@ -111,6 +129,8 @@ export const outside = (): { readonly dir: string; readonly secret: string; read
   fs.chmodSync(path.join(dir, "secret.txt"), 0o600)
   const remote = path.join(dir, "remote.git")
   spawnSync("git", ["init", "-q", "--bare", remote], { encoding: "utf8" })
+  // The user a root server's commands run as owns this too: what the sandbox hides is the user's own files.
+  own(dir)
   return { dir, secret, remote }
 }
 
@@ -135,14 +155,16 @@ export const loopbackServer = async (): Promise<{
   }
 }
 
-/** The services the family's tools need, over a workspace. */
-export const layerFor = (root: string, options?: Sandbox.Options) =>
-  Sandbox.layer(options).pipe(
+/** The services the family's tools need, over a workspace (given to {@link testOwner} first). */
+export const layerFor = (root: string, options?: Sandbox.Options) => {
+  own(root)
+  return Sandbox.layer(options).pipe(
     Layer.provideMerge(Workspace.layer({ root })),
     Layer.provideMerge(NodeServices.layer),
     Layer.orDie,
     Layer.merge(Trust.grant(3))
   )
+}
 
 export const bash = SystemBash.make()
 export const output = SystemOutput.output

@@ -5,8 +5,9 @@
  * the network is shared), plus the few host entries programs need to start
  * that hold no secret (`ld.so.cache`, `alternatives`, time zone, public CA
  * certificates). System directories are mounted read-only; `/tmp` is a
- * private, size-limited tmpfs; `/proc` belongs to the new PID namespace;
- * `/dev` is bubblewrap's minimal one; the root itself is read-only. Only the
+ * private, size-limited tmpfs; `/proc` belongs to the new PID namespace, its
+ * kernel knobs read-only; `/dev` is bubblewrap's minimal one, read-only but
+ * for a size-limited `/dev/shm`; the root itself is read-only. Only the
  * workspace, at its real path, is writable, with its masks on top.
  *
  * @internal
@@ -22,6 +23,9 @@ export const sandboxUser = "sandbox"
 
 /** Top-level system paths mounted read-only (a symbolic link on the host is recreated as one). */
 const systemPaths = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"]
+
+/** The kernel's knobs under `/proc`, read-only in every sandbox. */
+const procCovered = ["/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"]
 
 /** Host `/etc` entries that programs need and that hold no secret. */
 const hostEtc = [
@@ -78,6 +82,8 @@ export const host = (options: { readonly home: string; readonly network: boolean
   }
   const etc = hostEtc.filter((e) => exists(path.join("/etc", e)))
   const synthetic = fs.mkdtempSync(path.join(os.tmpdir(), "ugent-sandbox-"))
+  // Readable by the unprivileged user a root server's bubblewrap runs as; nothing in it is secret.
+  fs.chmodSync(synthetic, 0o755)
   fs.mkdirSync(path.join(synthetic, "empty"))
   fs.writeFileSync(path.join(synthetic, "null"), "")
   const files: Record<string, string> = {
@@ -133,7 +139,12 @@ export const bwrapArgs = (h: Host, run: Run): Array<string> => {
   args.push("--dir", "/etc")
   for (const name of h.etcFiles) args.push("--ro-bind", path.join(h.synthetic, "etc", name), `/etc/${name}`)
   for (const entry of h.etc) args.push("--ro-bind", `/etc/${entry}`, `/etc/${entry}`)
-  args.push("--proc", "/proc", "--dev", "/dev", "--size", String(run.tmpBytes), "--tmpfs", "/tmp")
+  // bubblewrap covers these only where it finds them writable, and /proc/sys is a 0555 directory of writable files.
+  args.push("--proc", "/proc")
+  for (const p of procCovered) args.push("--ro-bind-try", p, p)
+  // /dev is a tmpfs the sandbox's user owns: read-only, with /dev/shm sized like /tmp.
+  args.push("--dev", "/dev", "--size", String(run.tmpBytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev")
+  args.push("--size", String(run.tmpBytes), "--tmpfs", "/tmp")
   for (const p of run.readOnly) args.push("--ro-bind-try", p, p)
   args.push("--bind", run.root, run.root)
   for (const p of run.masks.readOnly) args.push("--ro-bind", p, p)

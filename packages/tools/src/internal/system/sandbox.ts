@@ -47,16 +47,52 @@ const findOnPath = (name: string): string | undefined => {
 }
 
 /** Runs a probe to its end (10 s at most), with node's own spawn: it happens once, when the sandbox is built. */
-const probe = (argv: ReadonlyArray<string>): Promise<{ readonly ok: boolean; readonly stderr: string }> =>
+const probe = (argv: ReadonlyArray<string>): Promise<{ readonly code: number | null; readonly stderr: string }> =>
   new Promise((resolve) => {
     const child = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "ignore", "pipe"], env: {}, timeout: 10_000 })
     let stderr = ""
     child.stderr.on("data", (chunk: Buffer) => {
       if (stderr.length < 2000) stderr += chunk.toString("utf8")
     })
-    child.on("error", (e) => resolve({ ok: false, stderr: e.message }))
-    child.on("close", (code) => resolve({ ok: code === 0, stderr: stderr.trim() }))
+    child.on("error", (e) => resolve({ code: null, stderr: e.message }))
+    child.on("close", (code) => resolve({ code, stderr: stderr.trim() }))
   })
+
+/**
+ * Who a command runs as on the host. A server running as root would give
+ * its sandbox host root (procfs lets uid 0 write `/proc/sys`, whatever the
+ * namespace), so root drops first to the operator's user or the workspace's
+ * owner, through `setpriv`; `undefined` means no drop is needed.
+ */
+const hostUser = (
+  root: string,
+  given: Options["user"]
+): { readonly drop: ReadonlyArray<string>; readonly uid: number } | { readonly failure: string } | undefined => {
+  if (process.geteuid?.() !== 0) return undefined
+  let user = given
+  if (user === undefined) {
+    const st = fs.statSync(root)
+    if (st.uid !== 0) user = { uid: st.uid, gid: st.gid }
+  }
+  if (user === undefined) {
+    return {
+      failure: `the server runs as root and the workspace ${root} belongs to root, so a sandboxed command would be host root. Give the workspace to a user (chown -R <user> ${root}), name a user that can write it (--sandbox-user <uid>:<gid>), or run ugent as a user`
+    }
+  }
+  if (!Number.isSafeInteger(user.uid) || !Number.isSafeInteger(user.gid) || user.uid <= 0 || user.gid < 0) {
+    return { failure: `the sandbox's user must be an unprivileged uid (not root), got ${user.uid}:${user.gid}` }
+  }
+  const setpriv = findOnPath("setpriv")
+  if (setpriv === undefined) {
+    return {
+      failure: "the server runs as root and setpriv (util-linux) is not installed to drop to an unprivileged user"
+    }
+  }
+  return {
+    uid: user.uid,
+    drop: [setpriv, `--reuid=${user.uid}`, `--regid=${user.gid}`, "--clear-groups", "--"]
+  }
+}
 
 /** The environment of every command: an allow-list, plus the operator's variables. */
 const environment = (home: string, extra: Readonly<Record<string, string>> | undefined): Record<string, string> => ({
@@ -140,6 +176,10 @@ export const make = (
 
     // --- can a sandbox be made here? ---
     const bwrap = options?.bwrap ?? findOnPath("bwrap")
+    const user = hostUser(ws.root, options?.user)
+    const drop = user !== undefined && "drop" in user ? user.drop : []
+    const dropped = (argv: Launch["argv"]): Launch["argv"] =>
+      drop.length === 0 ? argv : [drop[0]!, ...drop.slice(1), ...argv]
     let isolation: Isolation
     let disableUserns = true
     const runLayout = (cwd: string, masks: layout.Run["masks"]): layout.Run => ({
@@ -153,11 +193,19 @@ export const make = (
     })
     const noMasks = { readOnly: [], files: [], dirs: [] }
     let failure: string | undefined
-    if (bwrap === undefined) failure = "bubblewrap (bwrap) is not installed"
-    else {
+    if (user !== undefined && "failure" in user) failure = user.failure
+    else if (bwrap === undefined) failure = "bubblewrap (bwrap) is not installed"
+    else if (
+      user !== undefined &&
+      (yield* Effect.promise(() => probe([...user.drop, "/bin/sh", "-c", 'test -w "$1"', "ugent-probe", ws.root])))
+        .code !== 0
+    ) {
+      failure = `the sandbox's user (host uid ${user.uid}) cannot write the workspace ${ws.root}: give it write access (chown -R ${user.uid} ${ws.root}) or name another user with --sandbox-user`
+    } else {
       const attempt = () =>
         Effect.promise(() =>
           probe([
+            ...drop,
             bwrap,
             ...layout.bwrapArgs(host, runLayout(ws.root, noMasks)),
             "--",
@@ -169,22 +217,22 @@ export const make = (
           ])
         )
       let result = yield* attempt()
-      if (!result.ok) {
+      if (result.code !== 0) {
         // bubblewrap before 0.8 has no --disable-userns: try once without it.
         disableUserns = false
         const second = yield* attempt()
-        if (second.ok) result = second
+        if (second.code === 0) result = second
         else disableUserns = true
       }
-      if (!result.ok) failure = `bubblewrap could not create its namespaces (${result.stderr || "no message"})`
+      if (result.code !== 0) failure = `bubblewrap could not create its namespaces (${result.stderr || "no message"})`
     }
 
     let pids: cgroup.PidsCgroup | undefined
     let processLimit: Isolation["processLimit"] = "rlimit"
-    if (process.getuid?.() === 0) {
-      // RLIMIT_NPROC is not enforced for a process whose real user is root on the host.
+    if (process.getuid?.() === 0 && drop.length > 0) {
+      // A second limit beside RLIMIT_NPROC, where root can make one: it also counts the sandbox's own setup.
       pids = cgroup.open(`ugent-${process.pid}-${Math.random().toString(16).slice(2, 8)}`)
-      processLimit = pids === undefined ? "none" : "cgroup"
+      processLimit = pids === undefined ? "rlimit" : "cgroup"
       if (pids !== undefined) {
         const group = pids
         yield* Effect.addFinalizer(() =>
@@ -196,29 +244,36 @@ export const make = (
       }
     }
 
+    const hostUid = user !== undefined && "uid" in user ? user.uid : process.getuid?.()
     if (failure === undefined) {
       isolation = {
         kind: "bubblewrap",
         reason: `bubblewrap (${bwrap}): new user, PID, IPC, UTS, cgroup and network namespaces; only the workspace writable${network ? "; the host's network shared" : "; no network"}`,
         network,
         processLimit,
-        nestedUserNamespaces: disableUserns ? "disabled" : "allowed"
+        nestedUserNamespaces: disableUserns ? "disabled" : "allowed",
+        hostUid
       }
-    } else if (options?.unsandboxed === unsandboxedConsent) {
+    } else if (options?.unsandboxed === unsandboxedConsent && !(user !== undefined && "failure" in user)) {
       isolation = {
         kind: "unsandboxed",
-        reason: `UNSANDBOXED by the operator's choice: ${failure}; commands run as the server's user, with resource limits and an allow-listed environment only`,
+        reason: `UNSANDBOXED by the operator's choice: ${failure}; commands run as host uid ${hostUid}, with resource limits and an allow-listed environment only`,
         network: true,
         processLimit,
-        nestedUserNamespaces: "allowed"
+        nestedUserNamespaces: "allowed",
+        hostUid
       }
     } else {
       isolation = {
         kind: "none",
-        reason: `no sandbox: ${failure}. The shell is not offered; install bubblewrap and allow unprivileged user namespaces, or (at your own risk) pass unsandboxed: "${unsandboxedConsent}"`,
+        reason:
+          user !== undefined && "failure" in user
+            ? `no sandbox: ${failure}; the shell is not offered`
+            : `no sandbox: ${failure}. The shell is not offered; install bubblewrap and allow unprivileged user namespaces, or (at your own risk) pass unsandboxed: "${unsandboxedConsent}"`,
         network,
         processLimit,
-        nestedUserNamespaces: "allowed"
+        nestedUserNamespaces: "allowed",
+        hostUid
       }
     }
 
@@ -270,7 +325,7 @@ export const make = (
           .spawn(
             ChildProcess.make(
               "/bin/sh",
-              ["-c", cgroupJoin, "ugent-cgroup", procs, bwrapPath, "--args", "3", "--", ...inner],
+              ["-c", cgroupJoin, "ugent-cgroup", procs, ...drop, bwrapPath, "--args", "3", "--", ...inner],
               {
                 cwd: "/",
                 env: { ...env },
@@ -314,7 +369,7 @@ export const make = (
         }
         if (isolation.kind === "unsandboxed") {
           return {
-            argv: inner,
+            argv: dropped(inner),
             cwd: request.cwd,
             env: { ...env, UGENT_COMMAND: request.command },
             namespace: false
@@ -331,7 +386,7 @@ export const make = (
           request.command
         ]
         if (pids === undefined) {
-          return { argv: [bwrap, ...options, "--", ...inner], cwd: "/", env, namespace: true } satisfies Launch
+          return { argv: dropped([bwrap, ...options, "--", ...inner]), cwd: "/", env, namespace: true } satisfies Launch
         }
         const cgroups = pids
         const taken = yield* takeWarm
@@ -356,7 +411,7 @@ export const make = (
           return yield* new SandboxFailed({ reason: "the process-limit control group could not be created" })
         }
         return {
-          argv: ["/bin/sh", "-c", cgroupJoin, "ugent-cgroup", joined.procs, bwrap, ...options, "--", ...inner],
+          argv: ["/bin/sh", "-c", cgroupJoin, "ugent-cgroup", joined.procs, ...drop, bwrap, ...options, "--", ...inner],
           cwd: "/",
           env,
           namespace: true,
