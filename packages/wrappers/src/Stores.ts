@@ -9,13 +9,13 @@
  * @since 0.1.0
  */
 import type { ConnectionOptions } from "node:tls"
-import { type Duration, Effect, Layer, type Redacted } from "effect"
-import { CircuitBreaker, KeyValueStore, RateLimiter, Redis } from "effect/persistence"
+import { type Duration, Layer, type Redacted } from "effect"
+import { CircuitBreaker, KeyValueStore, RateLimiter, type Redis } from "effect/persistence"
 import type { SqlClient } from "effect/sql"
 import * as AuditStore from "./AuditStore.ts"
 import * as databases from "./internal/sql/databases.ts"
 import * as MemoryStore from "./MemoryStore.ts"
-import { importOptional } from "./internal/optional.ts"
+import * as redis from "./internal/redis.ts"
 import type { StoreError } from "./StoreError.ts"
 import * as TraceStore from "./TraceStore.ts"
 
@@ -171,19 +171,6 @@ export const layerSqlite = (options: SqliteOptions & BatchOptions = {}): Layer.L
 export const layerPg = (options: PgOptions & BatchOptions): Layer.Layer<Stores, StoreError> =>
   layerSql(options).pipe(Layer.provide(databases.pg("trace", options)))
 
-/** The Redis client of `@effect/platform-node`, imported with its optional `redis` package on first use. */
-const nodeRedis = (url: string): Layer.Layer<Redis.Redis, Redis.RedisError> =>
-  Layer.unwrap(
-    importOptional(
-      "redis",
-      "Redis (shared rate limits and circuit breakers)",
-      () => import("@effect/platform-node/NodeRedis")
-    ).pipe(
-      Effect.mapError((cause) => new Redis.RedisError({ cause })),
-      Effect.map((NodeRedis) => NodeRedis.layer({ url }))
-    )
-  )
-
 /**
  * Where Redis is, and the key prefix of this deployment (default `"ugent:"`;
  * the rate limiter adds `ratelimit:`, the breaker `breaker:`), so several
@@ -191,12 +178,24 @@ const nodeRedis = (url: string): Layer.Layer<Redis.Redis, Redis.RedisError> =>
  * (`npm install redis`), imported when a Redis layer is built; without it
  * the layer fails with a `RedisError` that says so.
  *
+ * The connection fails fast: a connection attempt waits at most
+ * `connectTimeout` (default 1 s), a command at most `commandTimeout`
+ * (default 1 s), and none waits for a reconnection. Once Redis does not
+ * answer, every command fails at once until a ping in the background (one a
+ * second) is answered, so a limited call never stalls on a Redis that is
+ * down; what the call then does is the `OnStoreError` policy (run uncounted,
+ * or refused). The layer is built whether Redis answers or not (it waits
+ * for it at most `connectTimeout`), and an outage is logged once when it
+ * starts and once when it ends.
+ *
  * @category models
  * @since 0.1.0
  */
 export interface RedisOptions {
   readonly url: string
   readonly prefix?: string | undefined
+  readonly connectTimeout?: Duration.Input | undefined
+  readonly commandTimeout?: Duration.Input | undefined
 }
 
 /**
@@ -211,7 +210,7 @@ export const layerRateLimiterRedis = (
   options: RedisOptions
 ): Layer.Layer<RateLimiter.RateLimiterStore, Redis.RedisError> =>
   RateLimiter.layerStoreRedis({ prefix: `${options.prefix ?? "ugent:"}ratelimit:` }).pipe(
-    Layer.provide(nodeRedis(options.url))
+    Layer.provide(redis.layer(options))
   )
 
 /**
@@ -232,7 +231,7 @@ export const layerCircuitBreakerRedis = (
     prefix: `${options.prefix ?? "ugent:"}breaker:`,
     probeLease: options.probeLease,
     idleTimeToLive: options.idleTimeToLive
-  }).pipe(Layer.provide(nodeRedis(options.url)))
+  }).pipe(Layer.provide(redis.layer(options)))
 
 /**
  * Both Redis stores on one connection.
@@ -246,4 +245,4 @@ export const layerRedis = (
   Layer.mergeAll(
     RateLimiter.layerStoreRedis({ prefix: `${options.prefix ?? "ugent:"}ratelimit:` }),
     CircuitBreaker.layerStoreRedis({ prefix: `${options.prefix ?? "ugent:"}breaker:` })
-  ).pipe(Layer.provide(nodeRedis(options.url)))
+  ).pipe(Layer.provide(redis.layer(options)))
