@@ -136,6 +136,12 @@ const common = {
     Flag.withDescription("A Redis URL to share rate limits and circuit breakers with other processes"),
     Flag.optional
   ),
+  onStoreError: Flag.Literals("on-store-error", ["allow", "fail"]).pipe(
+    Flag.withDescription(
+      "When Redis (--redis) does not answer: allow (default: calls run, uncounted) or fail (calls are refused as unavailable)"
+    ),
+    Flag.withDefault("allow" as const)
+  ),
   profile: Flag.Literals("profile", ["local", "shared"]).pipe(
     Flag.withDescription(
       "The defaults: local (one agent: no rate limits, loop protection on; default of invoke, exec, mcp) or shared (a room of agents: the design's limits; default of serve)"
@@ -204,6 +210,7 @@ type Common = {
   readonly recipe: Option.Option<string>
   readonly stores: Option.Option<string>
   readonly redis: Option.Option<string>
+  readonly onStoreError: "allow" | "fail"
   readonly observer: string
   readonly profile: Option.Option<"local" | "shared">
   readonly rateGlobal: Option.Option<string>
@@ -339,6 +346,7 @@ export const setupOf = (
       recipe,
       stores,
       redis: Option.getOrUndefined(flags.redis),
+      onStoreError: flags.onStoreError,
       observerId: flags.observer,
       profile: Option.getOrUndefined(flags.profile),
       fallbackProfile: defaults.profile,

@@ -7,6 +7,7 @@
 
 import { execFileSync } from "node:child_process"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { createServer } from "node:net"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Schema } from "effect"
@@ -479,6 +480,46 @@ describe("ugent", () => {
         assert.strictEqual(outcome(second).error?._tag, "RateLimited")
       }
     )
+
+    it("threat 49: Redis down: --on-store-error fail refuses a limited call at once as unavailable, allow runs it; one log line, no stack", async () => {
+      const root = workspace()
+      // A port nothing listens on: one the system gave a listener, now closed.
+      const port = await new Promise<number>((resolve) => {
+        const server = createServer().listen(0, "127.0.0.1", () => {
+          const address = server.address()
+          server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
+        })
+      })
+      const args = [
+        "invoke",
+        "world.tools.file.read",
+        "--input",
+        '{"path": "a.txt"}',
+        "--redis",
+        `redis://127.0.0.1:${port}`,
+        "--rate-caller",
+        "10/min+3",
+        "--stores",
+        "memory",
+        "--json"
+      ]
+      const started = Date.now()
+      const refused = await ugent([...args, "--on-store-error", "fail"], { cwd: root })
+      const refusedMillis = Date.now() - started
+      assert.strictEqual(refused.code, 1, refused.stdout + refused.stderr)
+      const outcome = onlyJson(refused) as { error: { _tag: string; message: string }; kind: string }
+      assert.strictEqual(outcome.error._tag, "RateLimiterUnavailable")
+      assert.strictEqual(outcome.kind, "unavailable")
+      assert.match(outcome.error.message, /check that Redis is running and reachable/)
+      const allowed = await ugent(args, { cwd: root })
+      assert.strictEqual(allowed.code, 0, allowed.stdout + allowed.stderr)
+      for (const run of [refused, allowed]) {
+        assert.lengthOf(run.stderr.match(/Redis at 127\.0\.0\.1:\d+ does not answer/g) ?? [], 1, run.stderr)
+        assert.notMatch(run.stderr, /\n\s+at /, "no stack trace")
+      }
+      // Before, the limiter's connection failed the start (exit 2), or waited ~5 s per Redis command.
+      assert.isBelow(refusedMillis, 15_000)
+    })
 
     it.skipIf(skipPg)(
       `--stores postgres://… keeps the records in PostgreSQL, none under .ugent/${skipPg ? " (skipped: UGENT_PG_URL is not set)" : ""}`,
