@@ -275,6 +275,15 @@ export const isRefusal: (entry: AuditEntry) => boolean = internal.isRefusal
 export const analyze: (entries: Iterable<AuditEntry>, window: model.TimeWindow) => AuditAnalytics = internal.analyze
 
 /**
+ * The most characters an entry keeps of each of its texts (input and result
+ * summaries, error message) on every backend: longer ones are cut, with `…`.
+ *
+ * @category constants
+ * @since 0.2.0
+ */
+export const maxTextChars: number = model.maxTextChars
+
+/**
  * An audit store in memory. It keeps at most `capacity` entries (default
  * 100,000) and forgets the oldest recorded first.
  *
@@ -287,7 +296,7 @@ export const makeMemory = (options?: { readonly capacity?: number | undefined })
   const record = (entry: AuditEntry) =>
     Effect.sync(() => {
       if (entries.has(entry.id)) return
-      entries.set(entry.id, entry)
+      entries.set(entry.id, model.bounded(entry))
       while (entries.size > capacity) {
         const oldest = entries.keys().next().value
         if (oldest === undefined) break

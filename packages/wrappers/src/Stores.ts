@@ -77,6 +77,17 @@ export interface BatchOptions {
 }
 
 /**
+ * What the trace store keeps (`traces`: payloads and retention, see
+ * `TraceStore.TraceOptions`), beside its batching.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface StoreOptions extends BatchOptions {
+  readonly traces?: TraceStore.TraceOptions | undefined
+}
+
+/**
  * The stores: traces, audit records, working memory, and a key-value store
  * for caches (`effect/persistence`'s `KeyValueStore`, in the table
  * `ugent_kv` on SQL).
@@ -110,9 +121,9 @@ export type Stores =
  * @category layers
  * @since 0.1.0
  */
-export const layerMemory = (): Layer.Layer<Stores> =>
+export const layerMemory = (options?: { readonly traces?: TraceStore.TraceOptions | undefined }): Layer.Layer<Stores> =>
   Layer.mergeAll(
-    TraceStore.layerMemory(),
+    TraceStore.layerMemory(options?.traces),
     AuditStore.layerMemory(),
     MemoryStore.layerMemory(),
     KeyValueStore.layerMemory
@@ -125,9 +136,9 @@ export const layerMemory = (): Layer.Layer<Stores> =>
  * @category layers
  * @since 0.1.0
  */
-export const layerSql = (options?: BatchOptions): Layer.Layer<Stores, StoreError, SqlClient.SqlClient> =>
+export const layerSql = (options?: StoreOptions): Layer.Layer<Stores, StoreError, SqlClient.SqlClient> =>
   Layer.mergeAll(
-    TraceStore.layerSql(options),
+    TraceStore.layerSql({ ...options, ...options?.traces }),
     AuditStore.layerSql,
     MemoryStore.layerSql,
     KeyValueStore.layerSql({ table: "ugent_kv" })
@@ -145,7 +156,7 @@ export const layerSql = (options?: BatchOptions): Layer.Layer<Stores, StoreError
  * import { Stores, TraceStore } from "@ugent/wrappers"
  * import { Effect } from "effect"
  * const workspace = mkdtempSync(join(tmpdir(), "ugent-"))
- * const record = { id: "t1", rootId: "t1", path: "file.read", input: { path: "a.txt" }, status: "success" as const, startedAt: 0, durationMillis: 2, alternatives: [] }
+ * const record = { id: "t1", rootId: "t1", path: "file.read", input: { path: "a.txt" }, status: "success" as const, startedAt: Date.now(), durationMillis: 2, alternatives: [] }
  * const write = TraceStore.TraceStore.use((store) => store.append([record]))
  * const read = TraceStore.TraceStore.use((store) => store.get("t1"))
  * await Effect.runPromise(Effect.provide(write, Stores.layerSqlite({ workspace })))
@@ -158,7 +169,7 @@ export const layerSql = (options?: BatchOptions): Layer.Layer<Stores, StoreError
  * @category layers
  * @since 0.1.0
  */
-export const layerSqlite = (options: SqliteOptions & BatchOptions = {}): Layer.Layer<Stores, StoreError> =>
+export const layerSqlite = (options: SqliteOptions & StoreOptions = {}): Layer.Layer<Stores, StoreError> =>
   layerSql(options).pipe(Layer.provide(databases.sqlite("trace", options)))
 
 /**
@@ -168,7 +179,7 @@ export const layerSqlite = (options: SqliteOptions & BatchOptions = {}): Layer.L
  * @category layers
  * @since 0.1.0
  */
-export const layerPg = (options: PgOptions & BatchOptions): Layer.Layer<Stores, StoreError> =>
+export const layerPg = (options: PgOptions & StoreOptions): Layer.Layer<Stores, StoreError> =>
   layerSql(options).pipe(Layer.provide(databases.pg("trace", options)))
 
 /**

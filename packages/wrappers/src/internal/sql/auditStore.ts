@@ -19,6 +19,7 @@ import type {
   RefusalKind,
   TimeWindow
 } from "../auditModel.ts"
+import { bounded } from "../auditModel.ts"
 import { migrate } from "./migrations.ts"
 import * as WriteBehind from "./writeBehind.ts"
 
@@ -39,7 +40,9 @@ type Row = {
   readonly estimated_tokens: number | null
 }
 
-const toRow = (e: AuditEntry): Row => ({
+const toRow = (given: AuditEntry): Row => rowOf(bounded(given))
+
+const rowOf = (e: AuditEntry): Row => ({
   id: e.id,
   call_id: e.callId,
   phase: e.phase,
