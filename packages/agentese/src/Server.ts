@@ -14,7 +14,14 @@
  */
 import { type Family, Observer, ReadProof, Trust } from "@ugent/core"
 import { type Sandbox, Workspace } from "@ugent/tools"
-import { type Limit, OnStoreError, type OnStoreErrorPolicy, RateLimited, Stores } from "@ugent/wrappers"
+import {
+  type Limit,
+  OnStoreError,
+  type OnStoreErrorPolicy,
+  RateLimited,
+  Stores,
+  type TraceStore
+} from "@ugent/wrappers"
 import { Duration, Effect, Layer } from "effect"
 import type { LanguageModel } from "effect/ai"
 import { CircuitBreaker as Breaker, RateLimiter } from "effect/persistence"
@@ -86,6 +93,12 @@ export interface Options {
   readonly budgetTokens?: number | undefined
   /** Where traces and audit records go (default `"sqlite"`: `<root>/.ugent/ugent.db`). */
   readonly stores?: "memory" | "sqlite" | { readonly pg: string } | undefined
+  /**
+   * What traces keep: payloads cut to a head with their size and hash
+   * (default) or whole, and how long records are kept (default 7 days and
+   * 200 MB). See `TraceStore.TraceOptions`.
+   */
+  readonly traces?: TraceStore.TraceOptions | undefined
   /** A Redis URL to share rate limits and circuit breakers across processes. */
   readonly redis?: string | undefined
   /**
@@ -135,11 +148,14 @@ export type Services =
 
 const storesLayer = (options: Options) => {
   const stores = options.stores ?? "sqlite"
-  if (stores === "memory") return Stores.layerMemory()
+  const traces = options.traces
+  if (stores === "memory") return Stores.layerMemory({ traces })
   if (stores === "sqlite") {
-    return Layer.unwrap(Effect.map(State.database(options.root), (filename) => Stores.layerSqlite({ filename })))
+    return Layer.unwrap(
+      Effect.map(State.database(options.root), (filename) => Stores.layerSqlite({ filename, traces }))
+    )
   }
-  return Stores.layerPg({ url: stores.pg })
+  return Stores.layerPg({ url: stores.pg, traces })
 }
 
 /** Both stores on one Redis connection (one outage, one log line), the limiter over its store. */

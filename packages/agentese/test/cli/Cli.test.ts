@@ -8,6 +8,7 @@
 import { execFileSync } from "node:child_process"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
+import { DatabaseSync } from "node:sqlite"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Schema } from "effect"
@@ -443,6 +444,39 @@ describe("ugent", () => {
       )
       assert.strictEqual(run.code, 0, run.stderr)
       assert.isFalse(existsSync(join(root, ".ugent")))
+    })
+
+    it("threat 50: a read of an 85 KB file leaves a trace of its head, size and hash; --trace-payloads full keeps it whole", async () => {
+      const big = `${"x".repeat(84)}\n`.repeat(1000)
+      const root = workspace({ "big.txt": big })
+      const traced = (args: ReadonlyArray<string>) =>
+        ugent(["invoke", "world.tools.file.read", "--input", '{"path": "big.txt"}', "--json", ...args], { cwd: root })
+      const outputs = () => {
+        const db = new DatabaseSync(join(root, ".ugent", "ugent.db"), { readOnly: true })
+        try {
+          return db.prepare("SELECT output, clipped, bytes FROM ugent_traces ORDER BY started_at").all() as Array<{
+            output: string
+            clipped: string | null
+            bytes: number
+          }>
+        } finally {
+          db.close()
+        }
+      }
+      const head = await traced([])
+      assert.strictEqual(head.code, 0, head.stderr)
+      const full = await traced(["--trace-payloads", "full"])
+      assert.strictEqual(full.code, 0, full.stderr)
+      const [clipped, whole] = outputs()
+      assert.isAtMost(clipped!.output.length, 2048)
+      const digest = JSON.parse(clipped!.clipped!) as { output: { size: number; sha256: string } }
+      assert.isAbove(digest.output.size, 85_000)
+      assert.match(digest.output.sha256, /^[0-9a-f]{64}$/)
+      assert.isAbove(whole!.output.length, 85_000)
+      assert.isNull(whole!.clipped)
+      const wrong = await ugent(["list", "--trace-retention", "a week", "--json"], { cwd: root })
+      assert.strictEqual(wrong.code, 2)
+      assert.match(String((onlyJson(wrong).error as { message: string }).message), /--trace-retention a week/)
     })
 
     it("keeps a .gitignore the user already has in .ugent/", async () => {
