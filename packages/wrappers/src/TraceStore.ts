@@ -11,7 +11,7 @@
  * is pending when their scope closes.
  *
  * Every backend keeps traces bounded (see {@link TraceOptions}): a payload
- * (input, output, error) whose JSON text is longer than 2,048 characters is
+ * (input, output, error) whose JSON text is longer than 1,536 characters is
  * kept as its head, with its full size and SHA-256 (`clipped`), unless full
  * payloads are asked for; and records older than 7 days, or the oldest past
  * 200 MB of records, are removed.
@@ -112,8 +112,10 @@ export interface RecentQuery {
 
 /**
  * How long a trace store keeps records: those that started more than `maxAge`
- * ago, and the oldest past `maxBytes` of records (their payloads as kept,
- * with their other fields), are removed, oldest first. Defaults: 7 days and
+ * ago, and the oldest past `maxBytes` of records, are removed, oldest first.
+ * A record's size is what its row holds (payloads as kept, the other fields,
+ * and what the indexes repeat of its ids and path): on SQLite, within about
+ * 15% of what the table and its indexes take on disk. Defaults: 7 days and
  * 200 MB. `Duration.infinity` and `Infinity` turn a bound off.
  *
  * @category models
@@ -126,7 +128,7 @@ export interface Retention {
 
 /**
  * What a trace store keeps. `payloads`: `"head"` (default) keeps a payload
- * longer than `headChars` (default 2,048) characters of JSON as its head, its
+ * longer than `headChars` (default 1,536) characters of JSON as its head, its
  * size and its hash; `"full"` keeps every payload whole. `retention` bounds
  * the store by age and size ({@link Retention}); `false` keeps everything.
  * The SQL stores enforce it when they open and then, while records are
@@ -143,7 +145,7 @@ export interface TraceOptions {
 }
 
 /**
- * The defaults: heads of 2,048 characters, records kept 7 days and up to 200 MB.
+ * The defaults: heads of 1,536 characters, records kept 7 days and up to 200 MB.
  *
  * @category constants
  * @since 0.2.0

@@ -19,7 +19,8 @@ export interface Policy {
 
 export const defaults = {
   payloads: "head",
-  headChars: 2048,
+  // 1.5 KB: a row of a clipped read stays under half a 4 KB SQLite page, so two fit in one.
+  headChars: 1536,
   retention: { maxAge: Duration.days(7), maxBytes: 200 * 1024 * 1024 }
 } as const
 
@@ -63,13 +64,18 @@ const textOf = (value: unknown): string =>
   // The road has usually printed this value already (the same object): its text is reused.
   typeof value === "object" && value !== null ? Boundary.jsonText(value) : (JSON.stringify(value) ?? "null")
 
-/** The fixed columns of a row, counted as one size: ids, path, status, times, alternatives, caller. */
+/**
+ * The rest of a row, counted as one size: ids, path, status, times,
+ * alternatives, caller, and what the four indexes repeat of them (parent,
+ * root, start, path), so the sum of rows' sizes is close to what the table
+ * takes on disk.
+ */
 const overhead = (r: TraceRecord): number =>
-  64 +
-  r.id.length +
-  r.rootId.length +
-  (r.parentId?.length ?? 0) +
-  r.path.length +
+  120 +
+  3 * r.id.length +
+  2 * r.rootId.length +
+  2 * (r.parentId?.length ?? 0) +
+  2 * r.path.length +
   (r.observerId?.length ?? 0) +
   (r.sessionId?.length ?? 0) +
   r.alternatives.reduce((n, a) => n + a.length + 3, 2)

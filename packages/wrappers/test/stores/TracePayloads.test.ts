@@ -89,7 +89,7 @@ for (const { backend, skip } of backends) {
             assert.isAbove(outputText.length, 85_000)
             if (db.client !== undefined) {
               const bytes = yield* occupied(db)
-              // 1,000 whole outputs would be 85 MB; heads are about 2 KB each.
+              // 1,000 whole outputs would be 85 MB; heads are 1.5 KB each.
               assert.isBelow(bytes, 8 * 1024 * 1024, `the trace table holds ${bytes} bytes`)
             }
           })
@@ -187,10 +187,10 @@ describe("threat 50: the memory store's retention runs on its clock", () => {
       const store = TraceStore.makeMemory({ retention: { maxAge: Duration.infinity, maxBytes: 10_000 } })
       for (let i = 0; i < 20; i++) yield* store.append([record(`m${i}`, i, "z".repeat(1000))])
       const kept = (yield* store.recent({ limit: 100 })).map((r) => r.id)
-      // About 1.1 KB each: the newest nine fit in 10,000 bytes.
+      // About 1.2 KB each: the newest eight fit in 10,000 bytes.
       assert.deepStrictEqual(
         kept,
-        Array.from({ length: 9 }, (_, i) => `m${19 - i}`)
+        Array.from({ length: 8 }, (_, i) => `m${19 - i}`)
       )
       assert.deepStrictEqual(yield* store.prune, { byAge: 0, bySize: 0 })
     })

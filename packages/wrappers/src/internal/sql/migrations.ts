@@ -45,9 +45,11 @@ const traces = {
     const sql = yield* SqlClient.SqlClient
     yield* sql`ALTER TABLE ugent_traces ADD COLUMN clipped TEXT`
     yield* sql`ALTER TABLE ugent_traces ADD COLUMN bytes INTEGER`
-    yield* sql`UPDATE ugent_traces SET bytes = 64 + LENGTH(id) + LENGTH(root_id) + COALESCE(LENGTH(parent_id), 0)
-      + LENGTH(path) + LENGTH(input) + COALESCE(LENGTH(output), 0) + COALESCE(LENGTH(error), 0)
-      + LENGTH(alternatives) + COALESCE(LENGTH(observer_id), 0) + COALESCE(LENGTH(session_id), 0)`
+    // As tracePayload.ts counts a row: its texts, and what its indexes repeat of its ids and path.
+    yield* sql`UPDATE ugent_traces SET bytes = 120 + 3 * LENGTH(id) + 2 * LENGTH(root_id)
+      + 2 * COALESCE(LENGTH(parent_id), 0) + 2 * LENGTH(path) + LENGTH(input) + COALESCE(LENGTH(output), 0)
+      + COALESCE(LENGTH(error), 0) + LENGTH(alternatives) + COALESCE(LENGTH(observer_id), 0)
+      + COALESCE(LENGTH(session_id), 0)`
     yield* sql`DROP INDEX ugent_traces_started`
     yield* sql`CREATE INDEX ugent_traces_started ON ugent_traces (started_at, id, bytes)`
   })
