@@ -78,13 +78,15 @@ export interface BatchOptions {
 
 /**
  * What the trace store keeps (`traces`: payloads and retention, see
- * `TraceStore.TraceOptions`), beside its batching.
+ * `TraceStore.TraceOptions`), beside its batching, and how the audit store
+ * writes (`audit`: `AuditStore.AuditOptions`, written behind by default).
  *
  * @category models
  * @since 0.2.0
  */
 export interface StoreOptions extends BatchOptions {
   readonly traces?: TraceStore.TraceOptions | undefined
+  readonly audit?: AuditStore.AuditOptions | undefined
 }
 
 /**
@@ -139,7 +141,7 @@ export const layerMemory = (options?: { readonly traces?: TraceStore.TraceOption
 export const layerSql = (options?: StoreOptions): Layer.Layer<Stores, StoreError, SqlClient.SqlClient> =>
   Layer.mergeAll(
     TraceStore.layerSql({ ...options, ...options?.traces }),
-    AuditStore.layerSql,
+    AuditStore.layerSqlWith(options?.audit ?? {}),
     MemoryStore.layerSql,
     KeyValueStore.layerSql({ table: "ugent_kv" })
   )

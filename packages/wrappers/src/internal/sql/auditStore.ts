@@ -125,8 +125,10 @@ type RefusalRow = { readonly reason: string; readonly kind: string; readonly cou
 const storeError = (operation: string) => (cause: SqlError.SqlError) =>
   new StoreError({ store: "audit", operation, detail: cause.message, cause })
 
-export const make: Effect.Effect<AuditStoreShape, StoreError, SqlClient.SqlClient | Scope.Scope> = Effect.gen(
-  function* () {
+export const make = (options?: {
+  readonly sync?: boolean | undefined
+}): Effect.Effect<AuditStoreShape, StoreError, SqlClient.SqlClient | Scope.Scope> =>
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const offThread = yield* WriteBehind.OffThread
     yield* migrate("audit")
@@ -216,9 +218,11 @@ export const make: Effect.Effect<AuditStoreShape, StoreError, SqlClient.SqlClien
         )
       )
 
+    const record = (entry: AuditEntry) => Effect.andThen(pending.push([entry]), pending.drain)
     return {
-      record: (entry) => Effect.andThen(pending.push([entry]), pending.drain),
-      append: (entry) => pending.push([entry]),
+      record,
+      // Synchronous: an entry is committed before the call it describes is answered.
+      append: options?.sync === true ? record : (entry) => pending.push([entry]),
       list: (query) =>
         Effect.andThen(
           pending.drain,
@@ -247,5 +251,4 @@ export const make: Effect.Effect<AuditStoreShape, StoreError, SqlClient.SqlClien
           )
         )
     }
-  }
-)
+  })
