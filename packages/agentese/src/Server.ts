@@ -15,6 +15,7 @@
 import { type Family, Observer, ReadProof, Trust } from "@ugent/core"
 import { type Sandbox, Workspace } from "@ugent/tools"
 import {
+  type AuditStore,
   type Limit,
   OnStoreError,
   type OnStoreErrorPolicy,
@@ -99,6 +100,12 @@ export interface Options {
    * 200 MB). See `TraceStore.TraceOptions`.
    */
   readonly traces?: TraceStore.TraceOptions | undefined
+  /**
+   * How audit entries are written: behind (default: within about 50 ms, lost
+   * if the process is killed meanwhile) or, with `sync`, before each call is
+   * answered. See `AuditStore.AuditOptions`.
+   */
+  readonly audit?: AuditStore.AuditOptions | undefined
   /** A Redis URL to share rate limits and circuit breakers across processes. */
   readonly redis?: string | undefined
   /**
@@ -148,14 +155,14 @@ export type Services =
 
 const storesLayer = (options: Options) => {
   const stores = options.stores ?? "sqlite"
-  const traces = options.traces
+  const { traces, audit } = options
   if (stores === "memory") return Stores.layerMemory({ traces })
   if (stores === "sqlite") {
     return Layer.unwrap(
-      Effect.map(State.database(options.root), (filename) => Stores.layerSqlite({ filename, traces }))
+      Effect.map(State.database(options.root), (filename) => Stores.layerSqlite({ filename, traces, audit }))
     )
   }
-  return Stores.layerPg({ url: stores.pg, traces })
+  return Stores.layerPg({ url: stores.pg, traces, audit })
 }
 
 /** Both stores on one Redis connection (one outage, one log line), the limiter over its store. */

@@ -144,7 +144,7 @@ const common = {
   ),
   tracePayloads: Flag.Literals("trace-payloads", ["head", "full"]).pipe(
     Flag.withDescription(
-      "What a trace keeps of each input and output: head (default: the first 2 KB of its JSON, its size and SHA-256) or full"
+      "What a trace keeps of each input and output: head (default: the first 1.5 KB of its JSON, its size and SHA-256) or full"
     ),
     Flag.withDefault("head" as const)
   ),
@@ -153,6 +153,12 @@ const common = {
       "How long traces are kept, by age and total size, oldest removed first: e.g. 7d,200MB (default), 30d, 1GB, or off"
     ),
     Flag.optional
+  ),
+  auditSync: Flag.Boolean("audit-sync").pipe(
+    Flag.withDescription(
+      "Commit each audit entry before the call is answered (default: written behind within ~50 ms, so a killed process loses its last entries)"
+    ),
+    Flag.withDefault(false)
   ),
   observer: Flag.String("observer").pipe(
     Flag.withDescription("The caller's id in traces, audit records and rate limits (default local)"),
@@ -237,6 +243,7 @@ type Common = {
   readonly stores: Option.Option<string>
   readonly tracePayloads: "head" | "full"
   readonly traceRetention: Option.Option<string>
+  readonly auditSync: boolean
   readonly redis: Option.Option<string>
   readonly onStoreError: "allow" | "fail"
   readonly observer: string
@@ -408,6 +415,7 @@ export const setupOf = (
       recipe,
       stores,
       traces: { payloads: flags.tracePayloads, retention },
+      audit: { sync: flags.auditSync },
       redis: Option.getOrUndefined(flags.redis),
       onStoreError: flags.onStoreError,
       observerId: flags.observer,
