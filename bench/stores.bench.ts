@@ -4,11 +4,18 @@
  * (records per second in the note), for SQLite batched (the default) against
  * one INSERT per record, and against the in-memory store; PostgreSQL too when
  * `UGENT_PG_URL` is set. Each SQL run uses a fresh database.
+ *
+ * And what the stores cost on disk (threat 50): 10,000 reads of an 85 KB file
+ * through the road (`Server.layer` on a SQLite workspace, traces and audit),
+ * with whole payloads kept for ever (what the stores did before) against the
+ * defaults (heads, sizes and hashes; 7 days, 200 MB); the machine's load
+ * averages in the note, as `uptime` gives them.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { PgClient } from "@effect/sql-pg"
+import { Invoke, Server } from "@ugent/agentese"
 import { type Stores, TraceStore } from "@ugent/wrappers"
 import { Effect, type Layer, Redacted } from "effect"
 import { type Bench, type Row, row } from "./Bench.ts"
@@ -76,6 +83,38 @@ const postgres = async (url: string, n: number, options: Stores.BatchOptions): P
   }
 }
 
+/** Bytes under a directory. */
+const sizeOf = (dir: string): number =>
+  readdirSync(dir).reduce((total, name) => {
+    const path = join(dir, name)
+    const stat = statSync(path)
+    return total + (stat.isDirectory() ? sizeOf(path) : stat.size)
+  }, 0)
+
+/** MB that `n` reads of an 85 KB file add to `.ugent/` through the road, with what traces keep. */
+const readsOnDisk = async (n: number, traces: TraceStore.TraceOptions): Promise<number> => {
+  const root = mkdtempSync(join(tmpdir(), "ugent-bench-disk-"))
+  try {
+    writeFileSync(join(root, "big.txt"), `${"x".repeat(84)}\n`.repeat(1000))
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        for (let i = 0; i < n; i++) {
+          const outcome = yield* Invoke.invoke({ path: "world.tools.file.read", input: { path: "big.txt" } })
+          if (!outcome.ok) throw new Error(`read ${i} failed: ${outcome.error.message}`)
+        }
+      }).pipe(Effect.provide(Server.layer({ root, stores: "sqlite", loop: false, traces })))
+    )
+    return sizeOf(join(root, ".ugent")) / 1024 / 1024
+  } finally {
+    rmSync(root, { recursive: true, force: true })
+  }
+}
+
+const load = () =>
+  `load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(", ")}`
+
 const perSecond = (microsPerRecord: number) => `${Math.round(1e6 / microsPerRecord).toLocaleString("en-US")} records/s`
 const oneByOne: Stores.BatchOptions = { batchSize: 1, lingerMillis: 0 }
 
@@ -104,6 +143,15 @@ const bench: Bench = {
     rows.push(
       row("SQLite batched: 16 concurrent appenders vs 1", batched, concurrent, "µs/record", {
         note: `16 fibers ${perSecond(concurrent)}`
+      })
+    )
+    const before = load()
+    const whole = await readsOnDisk(10_000, { payloads: "full", retention: false })
+    const bounded = await readsOnDisk(10_000, {})
+    rows.push(
+      row("10,000 reads of an 85 KB file: .ugent/ on disk, whole payloads kept vs the defaults", whole, bounded, "MB", {
+        target: "≤ 0.05",
+        note: `heads of 1.5 KB with size and SHA-256, 7 days / 200 MB; ${before} before, ${load()} after`
       })
     )
     const url = process.env.UGENT_PG_URL

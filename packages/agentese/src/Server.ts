@@ -14,7 +14,15 @@
  */
 import { type Family, Observer, ReadProof, Trust } from "@ugent/core"
 import { type Sandbox, Workspace } from "@ugent/tools"
-import { type Limit, RateLimited, Stores } from "@ugent/wrappers"
+import {
+  type AuditStore,
+  type Limit,
+  OnStoreError,
+  type OnStoreErrorPolicy,
+  RateLimited,
+  Stores,
+  type TraceStore
+} from "@ugent/wrappers"
 import { Duration, Effect, Layer } from "effect"
 import type { LanguageModel } from "effect/ai"
 import { CircuitBreaker as Breaker, RateLimiter } from "effect/persistence"
@@ -86,8 +94,27 @@ export interface Options {
   readonly budgetTokens?: number | undefined
   /** Where traces and audit records go (default `"sqlite"`: `<root>/.ugent/ugent.db`). */
   readonly stores?: "memory" | "sqlite" | { readonly pg: string } | undefined
+  /**
+   * What traces keep: payloads cut to a head with their size and hash
+   * (default) or whole, and how long records are kept (default 7 days and
+   * 200 MB). See `TraceStore.TraceOptions`.
+   */
+  readonly traces?: TraceStore.TraceOptions | undefined
+  /**
+   * How audit entries are written: behind (default: within about 50 ms, lost
+   * if the process is killed meanwhile) or, with `sync`, before each call is
+   * answered. See `AuditStore.AuditOptions`.
+   */
+  readonly audit?: AuditStore.AuditOptions | undefined
   /** A Redis URL to share rate limits and circuit breakers across processes. */
   readonly redis?: string | undefined
+  /**
+   * When the rate limiter's or breaker's store (Redis) does not answer: run
+   * calls uncounted (`"allow"`, default) or refuse them with a typed
+   * `unavailable` error (`"fail"`). Either way a call answers within about a
+   * second.
+   */
+  readonly onStoreError?: OnStoreErrorPolicy | undefined
   /** Who confirms calls that need it (default: nobody, so they are denied). */
   readonly approver?: ((request: Trust.ApprovalRequest) => Effect.Effect<boolean>) | undefined
   /** How long an approval may wait before it counts as a denial (default 30 s). */
@@ -134,20 +161,30 @@ export type Services =
 
 const storesLayer = (options: Options) => {
   const stores = options.stores ?? "sqlite"
-  if (stores === "memory") return Stores.layerMemory()
+  const { traces, audit } = options
+  if (stores === "memory") return Stores.layerMemory({ traces })
   if (stores === "sqlite") {
-    return Layer.unwrap(Effect.map(State.database(options.root), (filename) => Stores.layerSqlite({ filename })))
+    return Layer.unwrap(
+      Effect.map(State.database(options.root), (filename) => Stores.layerSqlite({ filename, traces, audit }))
+    )
   }
-  return Stores.layerPg({ url: stores.pg })
+  return Stores.layerPg({ url: stores.pg, traces, audit })
+}
+
+/** Both stores on one Redis connection (one outage, one log line), the limiter over its store. */
+const redisLayers = (url: string) => {
+  const redis = Stores.layerRedis({ url })
+  return Layer.mergeAll(RateLimiter.layer.pipe(Layer.provide(redis)), redis)
 }
 
 const limiterLayers = (options: Options) =>
-  options.redis === undefined
-    ? Layer.mergeAll(RateLimited.layerMemory, Breaker.layerStoreMemory())
-    : Layer.mergeAll(
-        RateLimiter.layer.pipe(Layer.provide(Stores.layerRateLimiterRedis({ url: options.redis }))),
-        Stores.layerCircuitBreakerRedis({ url: options.redis })
-      )
+  Layer.merge(
+    options.redis === undefined
+      ? Layer.mergeAll(RateLimited.layerMemory, Breaker.layerStoreMemory())
+      : redisLayers(options.redis),
+    // Read by every path's RateLimited and CircuitBreaker at call time.
+    Layer.succeed(OnStoreError, options.onStoreError ?? "allow")
+  )
 
 const keyLayer = (options: Options): Layer.Layer<never, State.StateError> => {
   if (options.proofKey === undefined) return Layer.empty

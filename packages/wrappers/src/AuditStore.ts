@@ -275,6 +275,15 @@ export const isRefusal: (entry: AuditEntry) => boolean = internal.isRefusal
 export const analyze: (entries: Iterable<AuditEntry>, window: model.TimeWindow) => AuditAnalytics = internal.analyze
 
 /**
+ * The most characters an entry keeps of each of its texts (input and result
+ * summaries, error message) on every backend: longer ones are cut, with `…`.
+ *
+ * @category constants
+ * @since 0.2.0
+ */
+export const maxTextChars: number = model.maxTextChars
+
+/**
  * An audit store in memory. It keeps at most `capacity` entries (default
  * 100,000) and forgets the oldest recorded first.
  *
@@ -287,7 +296,7 @@ export const makeMemory = (options?: { readonly capacity?: number | undefined })
   const record = (entry: AuditEntry) =>
     Effect.sync(() => {
       if (entries.has(entry.id)) return
-      entries.set(entry.id, entry)
+      entries.set(entry.id, model.bounded(entry))
       while (entries.size > capacity) {
         const oldest = entries.keys().next().value
         if (oldest === undefined) break
@@ -337,8 +346,32 @@ export const layerMemory = (options?: { readonly capacity?: number | undefined }
  */
 export const layerSql: Layer.Layer<AuditStore, StoreError, SqlClient.SqlClient> = Layer.effect(
   AuditStore,
-  Effect.map(sqlStore.make, AuditStore.of)
+  Effect.map(sqlStore.make(), AuditStore.of)
 )
+
+/**
+ * How a SQL audit store writes. By default `append` writes behind (within
+ * about 50 ms, like traces), so an audited read costs a push: a process
+ * killed at once (`kill -9`, a crash) loses the entries of the last
+ * milliseconds, among them calls it had already answered. With `sync`, every
+ * `append` commits before it returns, as `record` does: no answered call is
+ * missing from the log, and each audited call waits for a commit.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface AuditOptions {
+  readonly sync?: boolean | undefined
+}
+
+/**
+ * An audit store on the `SqlClient` in context, with {@link AuditOptions}.
+ *
+ * @category layers
+ * @since 0.2.0
+ */
+export const layerSqlWith = (options: AuditOptions): Layer.Layer<AuditStore, StoreError, SqlClient.SqlClient> =>
+  Layer.effect(AuditStore, Effect.map(sqlStore.make(options), AuditStore.of))
 
 /**
  * An audit store in a SQLite file (default `<cwd>/.ugent/ugent.db`). Every
@@ -348,8 +381,8 @@ export const layerSql: Layer.Layer<AuditStore, StoreError, SqlClient.SqlClient> 
  * @category layers
  * @since 0.1.0
  */
-export const layerSqlite = (options: SqliteOptions = {}): Layer.Layer<AuditStore, StoreError> =>
-  layerSql.pipe(Layer.provide(databases.sqlite("audit", options)))
+export const layerSqlite = (options: SqliteOptions & AuditOptions = {}): Layer.Layer<AuditStore, StoreError> =>
+  layerSqlWith(options).pipe(Layer.provide(databases.sqlite("audit", options)))
 
 /**
  * An audit store in PostgreSQL, on its own pool. To share one pool with the
@@ -358,5 +391,5 @@ export const layerSqlite = (options: SqliteOptions = {}): Layer.Layer<AuditStore
  * @category layers
  * @since 0.1.0
  */
-export const layerPg = (options: PgOptions): Layer.Layer<AuditStore, StoreError> =>
-  layerSql.pipe(Layer.provide(databases.pg("audit", options)))
+export const layerPg = (options: PgOptions & AuditOptions): Layer.Layer<AuditStore, StoreError> =>
+  layerSqlWith(options).pipe(Layer.provide(databases.pg("audit", options)))

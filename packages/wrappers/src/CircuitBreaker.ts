@@ -12,9 +12,10 @@
  * @since 0.1.0
  */
 import { Tool, ToolError } from "@ugent/core"
-import { Cause, Duration, Effect, Exit, Predicate, Schedule, Schema, Scope } from "effect"
+import { Cause, Context, Duration, Effect, Exit, Predicate, Schedule, Schema, Scope } from "effect"
 import { dual } from "effect/Function"
 import { CircuitBreaker as Breaker } from "effect/persistence"
+import { OnStoreError, type OnStoreErrorPolicy } from "./OnStoreError.ts"
 
 /**
  * The circuit of a tool is open (its recent calls failed) or half open (a
@@ -45,7 +46,7 @@ export class CircuitOpen extends Schema.TaggedError<CircuitOpen>()("CircuitOpen"
     const messages: Record<typeof this.state, string> = {
       open: `${this.tool} is paused: its recent calls failed, so its circuit breaker is open. Try again in ${seconds} s, or use another tool meanwhile.`,
       "half-open": `${this.tool} is being tested with one trial call after recent failures. Try again in ${seconds} s.`,
-      unavailable: `${this.tool} was not called: the circuit breaker's state store is unreachable. Try again in ${seconds} s.`
+      unavailable: `${this.tool} was not called: the circuit breaker's state store (Redis) does not answer, and calls it cannot record are refused. Try again in ${seconds} s. Operator: check that Redis is running and reachable, or run calls unrecorded while it is down (--on-store-error allow).`
     }
     return messages[this.state]
   }
@@ -68,8 +69,11 @@ export interface CircuitBreakerOptions<E = unknown> {
   readonly maxOpenDuration?: Duration.Input | undefined
   /** Which typed failures count against the tool. Default: the tool's own faults (`ToolError.isToolFault`: kinds failed, unavailable, timeout), never a caller's mistake or a refusal. Defects always count. */
   readonly isFailure?: ((error: E) => boolean) | undefined
-  /** When the store cannot be reached: run the call unrecorded (`"allow"`, default) or refuse it (`"fail"`). */
-  readonly onStoreError?: "allow" | "fail" | undefined
+  /**
+   * When the store cannot be reached: run the call unrecorded (`"allow"`) or refuse it (`"fail"`:
+   * `CircuitOpen` with state `"unavailable"`). Default: the `OnStoreError` reference (`"allow"`).
+   */
+  readonly onStoreError?: OnStoreErrorPolicy | undefined
 }
 
 /**
@@ -128,19 +132,28 @@ const circuitBreaker: {
     const breakerOptions = {
       tripPolicy: options?.tripPolicy ?? Breaker.consecutive(5),
       openDuration: options?.openDuration ?? "30 seconds",
-      maxOpenDuration: options?.maxOpenDuration,
-      onStoreError: options?.onStoreError
+      maxOpenDuration: options?.maxOpenDuration
     }
-    // One breaker (policy + transition stream) per store; the circuit state itself lives in the store.
-    const breakers = new WeakMap<Breaker.CircuitBreakerStore["Service"], Breaker.CircuitBreaker>()
-    const breakerFor = (store: Breaker.CircuitBreakerStore["Service"]) => {
-      const known = breakers.get(store)
+    const fixedPolicy = options?.onStoreError
+    // One breaker (policy + transition stream) per store and store-error policy; the circuit state lives in the store.
+    const breakers = new WeakMap<
+      Breaker.CircuitBreakerStore["Service"],
+      Map<OnStoreErrorPolicy, Breaker.CircuitBreaker>
+    >()
+    const breakerFor = (store: Breaker.CircuitBreakerStore["Service"], onStoreError: OnStoreErrorPolicy) => {
+      const known = breakers.get(store)?.get(onStoreError)
       if (known !== undefined) return Effect.succeed(known)
-      return Breaker.make(breakerOptions).pipe(
+      return Breaker.make({ ...breakerOptions, onStoreError }).pipe(
         // The breaker's only resource is its transition stream, kept as long as the store is.
         Effect.provideService(Scope.Scope, Scope.makeUnsafe()),
         Effect.provideService(Breaker.CircuitBreakerStore, store),
-        Effect.tap((made) => Effect.sync(() => breakers.set(store, made)))
+        Effect.tap((made) =>
+          Effect.sync(() => {
+            const byPolicy = breakers.get(store) ?? new Map<OnStoreErrorPolicy, Breaker.CircuitBreaker>()
+            byPolicy.set(onStoreError, made)
+            breakers.set(store, byPolicy)
+          })
+        )
       )
     }
     const classify = (exit: Exit.Exit<B, E>): Breaker.Outcome => {
@@ -185,7 +198,8 @@ const circuitBreaker: {
     const direct = (
       store: Breaker.CircuitBreakerStore["Service"],
       effect: Effect.Effect<B, E, R>,
-      open: Duration.Duration
+      open: Duration.Duration,
+      onStoreError: OnStoreErrorPolicy
     ): Effect.Effect<B, E | CircuitOpen, R> =>
       Effect.uninterruptibleMask((restore) => {
         // The admission's scope (a half-open probe's turn) closes however the call ends, as `execute`'s does.
@@ -197,11 +211,12 @@ const circuitBreaker: {
               const error = Cause.findErrorOption(admitted.cause)
               // No typed error: a defect or an interruption, passed on as it is.
               if (error._tag === "None") return Effect.failCause(admitted.cause as Cause.Cause<never>)
-              if (error.value.reason._tag !== "CircuitBreakerStoreError" || breakerOptions.onStoreError === "fail") {
+              if (error.value.reason._tag !== "CircuitBreakerStoreError" || onStoreError === "fail") {
                 return rejected(error.value)
               }
+              // The store's outage is logged once by its connection (see Stores.layerRedis), not per call.
               return Effect.andThen(
-                Effect.logWarning("CircuitBreaker store unavailable, running the call unrecorded", admitted.cause),
+                Effect.logDebug(`CircuitBreaker: the breaker's store does not answer; ${self.name} runs unrecorded`),
                 restore(effect)
               )
             }
@@ -217,7 +232,11 @@ const circuitBreaker: {
                   tripPolicy: breakerOptions.tripPolicy,
                   openFor: openFor(outcome, admission, open)
                 })
-                .pipe(Effect.catch((e) => Effect.logWarning("CircuitBreaker failed to record an outcome", e)))
+                .pipe(
+                  Effect.catch(() =>
+                    Effect.logDebug(`CircuitBreaker: the breaker's store did not record the outcome of ${self.name}`)
+                  )
+                )
               return Effect.andThen(record, exit)
             })
           }
@@ -227,9 +246,11 @@ const circuitBreaker: {
     return Tool.wrap(
       self,
       (run) => (a) =>
-        Effect.flatMap(Effect.service(Breaker.CircuitBreakerStore), (store) => {
-          if (fixedOpen !== undefined) return direct(store, run(a), fixedOpen)
-          return Effect.flatMap(breakerFor(store), (breaker) =>
+        Effect.contextWith((context: Context.Context<Breaker.CircuitBreakerStore>) => {
+          const store = Context.get(context, Breaker.CircuitBreakerStore)
+          const onStoreError = fixedPolicy ?? Context.get(context, OnStoreError)
+          if (fixedOpen !== undefined) return direct(store, run(a), fixedOpen, onStoreError)
+          return Effect.flatMap(breakerFor(store, onStoreError), (breaker) =>
             breaker
               .execute(run(a), { key, classify })
               .pipe(
@@ -277,4 +298,5 @@ export const CircuitBreaker: typeof circuitBreaker & {
   readonly consecutive: typeof consecutive
   readonly rate: typeof rate
   readonly layerMemory: typeof layerMemory
-} = Object.assign(circuitBreaker, { consecutive, rate, layerMemory })
+  readonly OnStoreError: typeof OnStoreError
+} = Object.assign(circuitBreaker, { consecutive, rate, layerMemory, OnStoreError })

@@ -24,6 +24,7 @@ import { Observer, Tool, type ToolError } from "@ugent/core"
 import { Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { dual } from "effect/Function"
 import { RateLimiter } from "effect/persistence"
+import { OnStoreError, type OnStoreErrorPolicy } from "./OnStoreError.ts"
 
 /**
  * One limit: `limit` calls per `window`, with an allowance of `burst` more
@@ -112,6 +113,34 @@ export class RateLimitedError extends Schema.TaggedError<RateLimitedError>()("Ra
 }
 
 /**
+ * The call was not made because its rate limits could not be checked: the
+ * limiter's store (a shared Redis) does not answer, and the policy is to
+ * refuse what cannot be counted (`onStoreError: "fail"`). Kind
+ * `unavailable`; never retried by `Retry` (the store is down, not the call).
+ *
+ * **Example** (Reading the message)
+ * ```ts
+ * import { RateLimiterUnavailable } from "@ugent/wrappers"
+ * console.log(new RateLimiterUnavailable({ tool: "search.grep", retryAfterMillis: 1000 }).message)
+ * // => search.grep was not run: its rate limits cannot be checked because the limiter's store (Redis) does not answer, and calls that cannot be counted are refused. Try again in 1 s. Operator: check that Redis is running and reachable, or admit calls uncounted while it is down (--on-store-error allow).
+ * ```
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class RateLimiterUnavailable extends Schema.TaggedError<RateLimiterUnavailable>()("RateLimiterUnavailable", {
+  tool: Schema.String,
+  retryAfterMillis: Schema.Number
+}) {
+  static readonly kind: ToolError.Kind = "unavailable"
+  static readonly retryable = false
+  override get message(): string {
+    const wait = Math.max(1, Math.ceil(this.retryAfterMillis / 1000))
+    return `${this.tool} was not run: its rate limits cannot be checked because the limiter's store (Redis) does not answer, and calls that cannot be counted are refused. Try again in ${wait} s. Operator: check that Redis is running and reachable, or admit calls uncounted while it is down (--on-store-error allow).`
+  }
+}
+
+/**
  * The options of {@link RateLimited}. A scope left out takes its limits from
  * {@link CurrentLimits} at call time; `false` turns a scope off.
  *
@@ -133,8 +162,11 @@ export interface RateLimitedOptions {
   readonly toolPerObserver?: boolean | undefined
   /** Prefix of every key in the store (default `"ugent:"`), to keep several deployments apart in one Redis. */
   readonly prefix?: string | undefined
-  /** When the store cannot be reached: admit the call (`"allow"`, default) or refuse it (`"fail"`). */
-  readonly onStoreError?: "allow" | "fail" | undefined
+  /**
+   * When the store cannot be reached: admit the call uncounted (`"allow"`) or refuse it with
+   * {@link RateLimiterUnavailable} (`"fail"`). Default: the {@link OnStoreError} reference (`"allow"`).
+   */
+  readonly onStoreError?: OnStoreErrorPolicy | undefined
 }
 
 /**
@@ -191,21 +223,23 @@ const compiled = (scope: Compiled["scope"], limits: ReadonlyArray<Limit>): Reado
 const rateLimited: {
   (
     options?: RateLimitedOptions
-  ): <A, B, E, R>(self: Tool.Tool<A, B, E, R>) => Tool.Tool<A, B, E | RateLimitedError, R | RateLimiter.RateLimiter>
+  ): <A, B, E, R>(
+    self: Tool.Tool<A, B, E, R>
+  ) => Tool.Tool<A, B, E | RateLimitedError | RateLimiterUnavailable, R | RateLimiter.RateLimiter>
   <A, B, E, R>(
     self: Tool.Tool<A, B, E, R>,
     options?: RateLimitedOptions
-  ): Tool.Tool<A, B, E | RateLimitedError, R | RateLimiter.RateLimiter>
+  ): Tool.Tool<A, B, E | RateLimitedError | RateLimiterUnavailable, R | RateLimiter.RateLimiter>
 } = dual(
   (args) => Tool.isTool(args[0]),
   <A, B, E, R>(
     self: Tool.Tool<A, B, E, R>,
     options?: RateLimitedOptions
-  ): Tool.Tool<A, B, E | RateLimitedError, R | RateLimiter.RateLimiter> => {
+  ): Tool.Tool<A, B, E | RateLimitedError | RateLimiterUnavailable, R | RateLimiter.RateLimiter> => {
     const prefix = options?.prefix ?? "ugent:"
     const toolKey = options?.key ?? self.name
     const toolPerObserver = options?.toolPerObserver ?? false
-    const onStoreError = options?.onStoreError ?? "allow"
+    const fixedPolicy = options?.onStoreError
     const refused = (check: Compiled, retryAfterMillis: number) =>
       new RateLimitedError({
         tool: self.name,
@@ -215,7 +249,14 @@ const rateLimited: {
         retryAfterMillis
       })
 
-    const consume = (limiter: RateLimiter.RateLimiter, check: Compiled, id: string) =>
+    const unavailable = new RateLimiterUnavailable({ tool: self.name, retryAfterMillis: 1000 })
+
+    const consume = (
+      limiter: RateLimiter.RateLimiter,
+      check: Compiled,
+      id: string,
+      policy: OnStoreErrorPolicy
+    ): Effect.Effect<unknown, RateLimitedError | RateLimiterUnavailable> =>
       // A bucket of no tokens: nothing to ask the store.
       check.capacity === 0
         ? Effect.fail(refused(check, check.windowMillis))
@@ -229,15 +270,19 @@ const rateLimited: {
               window: check.refillWindow
             })
             .pipe(
-              Effect.catchTag("RateLimiterError", (e) => {
-                const reason = e.reason
-                if (reason._tag === "RateLimitExceeded") {
-                  return Effect.fail(refused(check, Math.max(1, Math.ceil(Duration.toMillis(reason.retryAfter)))))
+              Effect.catchTag(
+                "RateLimiterError",
+                (e): Effect.Effect<void, RateLimitedError | RateLimiterUnavailable> => {
+                  const reason = e.reason
+                  if (reason._tag === "RateLimitExceeded") {
+                    return Effect.fail(refused(check, Math.max(1, Math.ceil(Duration.toMillis(reason.retryAfter)))))
+                  }
+                  // The store's outage is logged once by its connection (see Stores.layerRedis), not per call.
+                  return policy === "allow"
+                    ? Effect.logDebug(`RateLimited: the limiter's store does not answer; ${self.name} runs uncounted`)
+                    : Effect.fail(unavailable)
                 }
-                return onStoreError === "allow"
-                  ? Effect.logWarning(`RateLimited: store unavailable, admitting ${self.name}`, reason)
-                  : Effect.fail(refused(check, 1000))
-              })
+              )
             )
 
     // Limits given as options are compiled once; those read from the reference, once per list.
@@ -255,25 +300,26 @@ const rateLimited: {
           const limiter = Context.get(context, RateLimiter.RateLimiter)
           const current = Context.get(context, CurrentLimits)
           const observer = Context.getOption(context, Observer.Observer)
+          const policy = fixedPolicy ?? Context.get(context, OnStoreError)
           // Narrow scopes first: a call refused per observer does not spend a global token.
-          let effect: Effect.Effect<unknown, RateLimitedError> = Effect.void
+          let effect: Effect.Effect<unknown, RateLimitedError | RateLimiterUnavailable> = Effect.void
           if (Option.isSome(observer)) {
             for (const check of fixed.observer ?? compiled("observer", current.observer)) {
-              effect = Effect.andThen(effect, consume(limiter, check, observer.value.id))
+              effect = Effect.andThen(effect, consume(limiter, check, observer.value.id, policy))
             }
           }
           // JSON keeps the pair apart whatever characters the tool key and the observer id hold.
           const toolId =
             toolPerObserver && Option.isSome(observer) ? JSON.stringify([toolKey, observer.value.id]) : toolKey
           for (const check of fixed.tool ?? compiled("tool", current.tool)) {
-            effect = Effect.andThen(effect, consume(limiter, check, toolId))
+            effect = Effect.andThen(effect, consume(limiter, check, toolId, policy))
           }
           for (const check of fixed.global ?? compiled("global", current.global)) {
-            effect = Effect.andThen(effect, consume(limiter, check, "all"))
+            effect = Effect.andThen(effect, consume(limiter, check, "all", policy))
           }
           return Effect.andThen(effect, run(a))
-        }) as Effect.Effect<B, E | RateLimitedError, R | RateLimiter.RateLimiter>,
-      { failure: Tool.failureWith(self, RateLimitedError) }
+        }) as Effect.Effect<B, E | RateLimitedError | RateLimiterUnavailable, R | RateLimiter.RateLimiter>,
+      { failure: Tool.failureWith(self, RateLimitedError, RateLimiterUnavailable) }
     )
   }
 )
@@ -308,4 +354,5 @@ export const RateLimited: typeof rateLimited & {
   readonly layerMemory: typeof layerMemory
   readonly defaults: typeof defaultLimits
   readonly Limits: typeof CurrentLimits
-} = Object.assign(rateLimited, { layerMemory, defaults: defaultLimits, Limits: CurrentLimits })
+  readonly OnStoreError: typeof OnStoreError
+} = Object.assign(rateLimited, { layerMemory, defaults: defaultLimits, Limits: CurrentLimits, OnStoreError })

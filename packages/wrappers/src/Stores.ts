@@ -9,13 +9,13 @@
  * @since 0.1.0
  */
 import type { ConnectionOptions } from "node:tls"
-import { type Duration, Effect, Layer, type Redacted } from "effect"
-import { CircuitBreaker, KeyValueStore, RateLimiter, Redis } from "effect/persistence"
+import { type Duration, Layer, type Redacted } from "effect"
+import { CircuitBreaker, KeyValueStore, RateLimiter, type Redis } from "effect/persistence"
 import type { SqlClient } from "effect/sql"
 import * as AuditStore from "./AuditStore.ts"
 import * as databases from "./internal/sql/databases.ts"
 import * as MemoryStore from "./MemoryStore.ts"
-import { importOptional } from "./internal/optional.ts"
+import * as redis from "./internal/redis.ts"
 import type { StoreError } from "./StoreError.ts"
 import * as TraceStore from "./TraceStore.ts"
 
@@ -77,6 +77,19 @@ export interface BatchOptions {
 }
 
 /**
+ * What the trace store keeps (`traces`: payloads and retention, see
+ * `TraceStore.TraceOptions`), beside its batching, and how the audit store
+ * writes (`audit`: `AuditStore.AuditOptions`, written behind by default).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface StoreOptions extends BatchOptions {
+  readonly traces?: TraceStore.TraceOptions | undefined
+  readonly audit?: AuditStore.AuditOptions | undefined
+}
+
+/**
  * The stores: traces, audit records, working memory, and a key-value store
  * for caches (`effect/persistence`'s `KeyValueStore`, in the table
  * `ugent_kv` on SQL).
@@ -110,9 +123,9 @@ export type Stores =
  * @category layers
  * @since 0.1.0
  */
-export const layerMemory = (): Layer.Layer<Stores> =>
+export const layerMemory = (options?: { readonly traces?: TraceStore.TraceOptions | undefined }): Layer.Layer<Stores> =>
   Layer.mergeAll(
-    TraceStore.layerMemory(),
+    TraceStore.layerMemory(options?.traces),
     AuditStore.layerMemory(),
     MemoryStore.layerMemory(),
     KeyValueStore.layerMemory
@@ -125,10 +138,10 @@ export const layerMemory = (): Layer.Layer<Stores> =>
  * @category layers
  * @since 0.1.0
  */
-export const layerSql = (options?: BatchOptions): Layer.Layer<Stores, StoreError, SqlClient.SqlClient> =>
+export const layerSql = (options?: StoreOptions): Layer.Layer<Stores, StoreError, SqlClient.SqlClient> =>
   Layer.mergeAll(
-    TraceStore.layerSql(options),
-    AuditStore.layerSql,
+    TraceStore.layerSql({ ...options, ...options?.traces }),
+    AuditStore.layerSqlWith(options?.audit ?? {}),
     MemoryStore.layerSql,
     KeyValueStore.layerSql({ table: "ugent_kv" })
   )
@@ -145,7 +158,7 @@ export const layerSql = (options?: BatchOptions): Layer.Layer<Stores, StoreError
  * import { Stores, TraceStore } from "@ugent/wrappers"
  * import { Effect } from "effect"
  * const workspace = mkdtempSync(join(tmpdir(), "ugent-"))
- * const record = { id: "t1", rootId: "t1", path: "file.read", input: { path: "a.txt" }, status: "success" as const, startedAt: 0, durationMillis: 2, alternatives: [] }
+ * const record = { id: "t1", rootId: "t1", path: "file.read", input: { path: "a.txt" }, status: "success" as const, startedAt: Date.now(), durationMillis: 2, alternatives: [] }
  * const write = TraceStore.TraceStore.use((store) => store.append([record]))
  * const read = TraceStore.TraceStore.use((store) => store.get("t1"))
  * await Effect.runPromise(Effect.provide(write, Stores.layerSqlite({ workspace })))
@@ -158,7 +171,7 @@ export const layerSql = (options?: BatchOptions): Layer.Layer<Stores, StoreError
  * @category layers
  * @since 0.1.0
  */
-export const layerSqlite = (options: SqliteOptions & BatchOptions = {}): Layer.Layer<Stores, StoreError> =>
+export const layerSqlite = (options: SqliteOptions & StoreOptions = {}): Layer.Layer<Stores, StoreError> =>
   layerSql(options).pipe(Layer.provide(databases.sqlite("trace", options)))
 
 /**
@@ -168,21 +181,8 @@ export const layerSqlite = (options: SqliteOptions & BatchOptions = {}): Layer.L
  * @category layers
  * @since 0.1.0
  */
-export const layerPg = (options: PgOptions & BatchOptions): Layer.Layer<Stores, StoreError> =>
+export const layerPg = (options: PgOptions & StoreOptions): Layer.Layer<Stores, StoreError> =>
   layerSql(options).pipe(Layer.provide(databases.pg("trace", options)))
-
-/** The Redis client of `@effect/platform-node`, imported with its optional `redis` package on first use. */
-const nodeRedis = (url: string): Layer.Layer<Redis.Redis, Redis.RedisError> =>
-  Layer.unwrap(
-    importOptional(
-      "redis",
-      "Redis (shared rate limits and circuit breakers)",
-      () => import("@effect/platform-node/NodeRedis")
-    ).pipe(
-      Effect.mapError((cause) => new Redis.RedisError({ cause })),
-      Effect.map((NodeRedis) => NodeRedis.layer({ url }))
-    )
-  )
 
 /**
  * Where Redis is, and the key prefix of this deployment (default `"ugent:"`;
@@ -191,12 +191,24 @@ const nodeRedis = (url: string): Layer.Layer<Redis.Redis, Redis.RedisError> =>
  * (`npm install redis`), imported when a Redis layer is built; without it
  * the layer fails with a `RedisError` that says so.
  *
+ * The connection fails fast: a connection attempt waits at most
+ * `connectTimeout` (default 1 s), a command at most `commandTimeout`
+ * (default 1 s), and none waits for a reconnection. Once Redis does not
+ * answer, every command fails at once until a ping in the background (one a
+ * second) is answered, so a limited call never stalls on a Redis that is
+ * down; what the call then does is the `OnStoreError` policy (run uncounted,
+ * or refused). The layer is built whether Redis answers or not (it waits
+ * for it at most `connectTimeout`), and an outage is logged once when it
+ * starts and once when it ends.
+ *
  * @category models
  * @since 0.1.0
  */
 export interface RedisOptions {
   readonly url: string
   readonly prefix?: string | undefined
+  readonly connectTimeout?: Duration.Input | undefined
+  readonly commandTimeout?: Duration.Input | undefined
 }
 
 /**
@@ -211,7 +223,7 @@ export const layerRateLimiterRedis = (
   options: RedisOptions
 ): Layer.Layer<RateLimiter.RateLimiterStore, Redis.RedisError> =>
   RateLimiter.layerStoreRedis({ prefix: `${options.prefix ?? "ugent:"}ratelimit:` }).pipe(
-    Layer.provide(nodeRedis(options.url))
+    Layer.provide(redis.layer(options))
   )
 
 /**
@@ -232,7 +244,7 @@ export const layerCircuitBreakerRedis = (
     prefix: `${options.prefix ?? "ugent:"}breaker:`,
     probeLease: options.probeLease,
     idleTimeToLive: options.idleTimeToLive
-  }).pipe(Layer.provide(nodeRedis(options.url)))
+  }).pipe(Layer.provide(redis.layer(options)))
 
 /**
  * Both Redis stores on one connection.
@@ -246,4 +258,4 @@ export const layerRedis = (
   Layer.mergeAll(
     RateLimiter.layerStoreRedis({ prefix: `${options.prefix ?? "ugent:"}ratelimit:` }),
     CircuitBreaker.layerStoreRedis({ prefix: `${options.prefix ?? "ugent:"}breaker:` })
-  ).pipe(Layer.provide(nodeRedis(options.url)))
+  ).pipe(Layer.provide(redis.layer(options)))

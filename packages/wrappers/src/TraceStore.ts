@@ -10,12 +10,19 @@
  * agents on many machines; the SQL layers batch their writes and flush what
  * is pending when their scope closes.
  *
+ * Every backend keeps traces bounded (see {@link TraceOptions}): a payload
+ * (input, output, error) whose JSON text is longer than 1,536 characters is
+ * kept as its head, with its full size and SHA-256 (`clipped`), unless full
+ * payloads are asked for; and records older than 7 days, or the oldest past
+ * 200 MB of records, are removed.
+ *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
 import * as databases from "./internal/sql/databases.ts"
 import * as sqlStore from "./internal/sql/traceStore.ts"
+import * as payload from "./internal/tracePayload.ts"
 import type { StoreError } from "./StoreError.ts"
 import type { BatchOptions, PgOptions, SqliteOptions } from "./Stores.ts"
 
@@ -34,10 +41,27 @@ export const TraceStatus = Schema.Literals(["success", "failure", "interrupted",
 export type TraceStatus = typeof TraceStatus.Type
 
 /**
+ * What a store kept of a payload it cut to its head: the size in bytes of its
+ * whole JSON text (UTF-8) and that text's SHA-256, in hex.
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
+export const Clipped = Schema.Struct({ size: Schema.Number, sha256: Schema.String })
+
+/**
+ * @category models
+ * @since 0.2.0
+ */
+export type Clipped = typeof Clipped.Type
+
+/**
  * One traced call. Times are epoch milliseconds; `input`, `output` and `error`
  * are the JSON forms the tool's schemas encode (the error as
  * `ToolError.toJson` gives it). A root call has `rootId === id` and no
- * `parentId`.
+ * `parentId`. A payload the store cut to its head is named in `clipped`
+ * (with its full size and hash), and its field then holds the first
+ * characters of its JSON text, as a string.
  *
  * @category schemas
  * @since 0.1.0
@@ -57,7 +81,15 @@ export const TraceRecord = Schema.Struct({
   /** The alternatives the caller considered (paths or names); may be empty. */
   alternatives: Schema.Array(Schema.String),
   observerId: Schema.optionalKey(Schema.String),
-  sessionId: Schema.optionalKey(Schema.String)
+  sessionId: Schema.optionalKey(Schema.String),
+  /** The payloads kept as their head only, each with its full size and hash. */
+  clipped: Schema.optionalKey(
+    Schema.Struct({
+      input: Schema.optionalKey(Clipped),
+      output: Schema.optionalKey(Clipped),
+      error: Schema.optionalKey(Clipped)
+    })
+  )
 })
 
 /**
@@ -76,6 +108,63 @@ export type TraceRecord = typeof TraceRecord.Type
 export interface RecentQuery {
   readonly limit: number
   readonly path?: string | undefined
+}
+
+/**
+ * How long a trace store keeps records: those that started more than `maxAge`
+ * ago, and the oldest past `maxBytes` of records, are removed, oldest first.
+ * A record's size is what its row holds (payloads as kept, the other fields,
+ * and what the indexes repeat of its ids and path): on SQLite, within about
+ * 15% of what the table and its indexes take on disk. Defaults: 7 days and
+ * 200 MB. `Duration.infinity` and `Infinity` turn a bound off.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Retention {
+  readonly maxAge?: Duration.Input | undefined
+  readonly maxBytes?: number | undefined
+}
+
+/**
+ * What a trace store keeps. `payloads`: `"head"` (default) keeps a payload
+ * longer than `headChars` (default 1,536) characters of JSON as its head, its
+ * size and its hash; `"full"` keeps every payload whole. `retention` bounds
+ * the store by age and size ({@link Retention}); `false` keeps everything.
+ * The SQL stores enforce it when they open and then, while records are
+ * written, once a minute or after a twentieth of `maxBytes` is written; the
+ * memory store on every append.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface TraceOptions {
+  readonly payloads?: "head" | "full" | undefined
+  readonly headChars?: number | undefined
+  readonly retention?: Retention | false | undefined
+}
+
+/**
+ * The defaults: heads of 1,536 characters, records kept 7 days and up to 200 MB.
+ *
+ * @category constants
+ * @since 0.2.0
+ */
+export const defaults: {
+  readonly payloads: "head"
+  readonly headChars: number
+  readonly retention: { readonly maxAge: Duration.Duration; readonly maxBytes: number }
+} = payload.defaults
+
+/**
+ * What {@link TraceStoreShape.prune} removed.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Pruned {
+  readonly byAge: number
+  readonly bySize: number
 }
 
 /**
@@ -101,6 +190,8 @@ export interface TraceStoreShape {
   /** Every call of the tree rooted at `rootId`, the root included. */
   readonly byRoot: (rootId: string) => Effect.Effect<ReadonlyArray<TraceRecord>, StoreError>
   readonly recent: (query: RecentQuery) => Effect.Effect<ReadonlyArray<TraceRecord>, StoreError>
+  /** Applies the retention now (the store also does on its own): removes what is too old, then the oldest past the size. */
+  readonly prune: Effect.Effect<Pruned, StoreError>
 }
 
 /**
@@ -112,7 +203,7 @@ export interface TraceStoreShape {
  * import { Effect } from "effect"
  * const program = Effect.gen(function* () {
  *   const store = yield* TraceStore.TraceStore
- *   const call = { input: {}, status: "success" as const, startedAt: 0, durationMillis: 1, alternatives: [] }
+ *   const call = { input: {}, status: "success" as const, startedAt: Date.now(), durationMillis: 1, alternatives: [] }
  *   yield* store.append([
  *     { ...call, id: "a", rootId: "a", path: "search.grep" },
  *     { ...call, id: "b", rootId: "a", parentId: "a", path: "file.read", alternatives: ["file.head"] }
@@ -140,16 +231,19 @@ export const byStart = (a: TraceRecord, b: TraceRecord): number =>
 
 /**
  * A trace store in memory. It keeps at most `capacity` records (default
- * 100,000) and forgets the oldest appended first.
+ * 100,000), forgets the oldest appended first, and keeps payloads and
+ * retention as {@link TraceOptions} say, on every append.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const makeMemory = (options?: { readonly capacity?: number | undefined }): TraceStoreShape => {
+export const makeMemory = (options?: TraceOptions & { readonly capacity?: number | undefined }): TraceStoreShape => {
   const capacity = options?.capacity ?? 100_000
-  const records = new Map<string, TraceRecord>()
+  const { policy, maxAgeMillis, maxBytes } = payload.resolve(options)
+  const records = new Map<string, { readonly record: TraceRecord; readonly bytes: number }>()
   const byParent = new Map<string, Set<string>>()
   const byRootId = new Map<string, Set<string>>()
+  let bytes = 0
   const index = (map: Map<string, Set<string>>, key: string, id: string) => {
     const ids = map.get(key)
     if (ids === undefined) map.set(key, new Set([id]))
@@ -161,45 +255,66 @@ export const makeMemory = (options?: { readonly capacity?: number | undefined })
     ids.delete(id)
     if (ids.size === 0) map.delete(key)
   }
-  const remove = (record: TraceRecord) => {
-    records.delete(record.id)
-    if (record.parentId !== undefined) unindex(byParent, record.parentId, record.id)
-    unindex(byRootId, record.rootId, record.id)
+  const remove = (id: string) => {
+    const found = records.get(id)
+    if (found === undefined) return
+    records.delete(id)
+    bytes -= found.bytes
+    if (found.record.parentId !== undefined) unindex(byParent, found.record.parentId, id)
+    unindex(byRootId, found.record.rootId, id)
   }
   const lookup = (ids: Set<string> | undefined): ReadonlyArray<TraceRecord> => {
     if (ids === undefined) return []
     const out: Array<TraceRecord> = []
     for (const id of ids) {
-      const record = records.get(id)
-      if (record !== undefined) out.push(record)
+      const found = records.get(id)
+      if (found !== undefined) out.push(found.record)
     }
     return out.sort(byStart)
   }
+  // Records come in about the order they start: the map's oldest entries go first.
+  const prune = (now: number): Pruned => {
+    let byAge = 0
+    let bySize = 0
+    const cutoff = now - maxAgeMillis
+    for (const [id, { record }] of records) {
+      if (record.startedAt >= cutoff) break
+      remove(id)
+      byAge++
+    }
+    for (const id of records.keys()) {
+      if (bytes <= maxBytes && records.size <= capacity) break
+      remove(id)
+      bySize++
+    }
+    return { byAge, bySize }
+  }
   return {
     append: (batch) =>
-      Effect.sync(() => {
-        for (const record of batch) {
-          if (records.has(record.id)) continue
-          records.set(record.id, record)
-          if (record.parentId !== undefined) index(byParent, record.parentId, record.id)
-          index(byRootId, record.rootId, record.id)
-          while (records.size > capacity) {
-            const oldest = records.values().next().value
-            if (oldest === undefined) break
-            remove(oldest)
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.sync(() => {
+          for (const given of batch) {
+            if (records.has(given.id)) continue
+            const kept = payload.store(given, policy)
+            records.set(given.id, { record: kept.record, bytes: kept.bytes })
+            bytes += kept.bytes
+            if (given.parentId !== undefined) index(byParent, given.parentId, given.id)
+            index(byRootId, given.rootId, given.id)
           }
-        }
-      }),
+          prune(now)
+        })
+      ),
     flush: Effect.void,
-    get: (id) => Effect.sync(() => Option.fromNullishOr(records.get(id))),
+    get: (id) => Effect.sync(() => Option.fromNullishOr(records.get(id)?.record)),
     children: (id) => Effect.sync(() => lookup(byParent.get(id))),
     byRoot: (rootId) => Effect.sync(() => lookup(byRootId.get(rootId))),
     recent: ({ limit, path }) =>
       Effect.sync(() => {
         const all: Array<TraceRecord> = []
-        for (const record of records.values()) if (path === undefined || record.path === path) all.push(record)
+        for (const { record } of records.values()) if (path === undefined || record.path === path) all.push(record)
         return all.sort((a, b) => byStart(b, a)).slice(0, Math.max(0, limit))
-      })
+      }),
+    prune: Effect.map(Clock.currentTimeMillis, prune)
   }
 }
 
@@ -209,8 +324,9 @@ export const makeMemory = (options?: { readonly capacity?: number | undefined })
  * @category layers
  * @since 0.1.0
  */
-export const layerMemory = (options?: { readonly capacity?: number | undefined }): Layer.Layer<TraceStore> =>
-  Layer.sync(TraceStore, () => TraceStore.of(makeMemory(options)))
+export const layerMemory = (
+  options?: TraceOptions & { readonly capacity?: number | undefined }
+): Layer.Layer<TraceStore> => Layer.sync(TraceStore, () => TraceStore.of(makeMemory(options)))
 
 /**
  * A trace store on the `SqlClient` in context (SQLite or PostgreSQL). It
@@ -220,7 +336,9 @@ export const layerMemory = (options?: { readonly capacity?: number | undefined }
  * @category layers
  * @since 0.1.0
  */
-export const layerSql = (options?: BatchOptions): Layer.Layer<TraceStore, StoreError, SqlClient.SqlClient> =>
+export const layerSql = (
+  options?: BatchOptions & TraceOptions
+): Layer.Layer<TraceStore, StoreError, SqlClient.SqlClient> =>
   Layer.effect(TraceStore, Effect.map(sqlStore.make(options), TraceStore.of))
 
 /**
@@ -231,8 +349,9 @@ export const layerSql = (options?: BatchOptions): Layer.Layer<TraceStore, StoreE
  * @category layers
  * @since 0.1.0
  */
-export const layerSqlite = (options: SqliteOptions & BatchOptions = {}): Layer.Layer<TraceStore, StoreError> =>
-  layerSql(options).pipe(Layer.provide(databases.sqlite("trace", options)))
+export const layerSqlite = (
+  options: SqliteOptions & BatchOptions & TraceOptions = {}
+): Layer.Layer<TraceStore, StoreError> => layerSql(options).pipe(Layer.provide(databases.sqlite("trace", options)))
 
 /**
  * A trace store in PostgreSQL, on its own pool. To share one pool with the
@@ -241,5 +360,5 @@ export const layerSqlite = (options: SqliteOptions & BatchOptions = {}): Layer.L
  * @category layers
  * @since 0.1.0
  */
-export const layerPg = (options: PgOptions & BatchOptions): Layer.Layer<TraceStore, StoreError> =>
+export const layerPg = (options: PgOptions & BatchOptions & TraceOptions): Layer.Layer<TraceStore, StoreError> =>
   layerSql(options).pipe(Layer.provide(databases.pg("trace", options)))

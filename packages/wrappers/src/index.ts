@@ -15,10 +15,19 @@ export * as AuditStore from "./AuditStore.ts"
 export { Cached, type CachedOptions, type CachedTool, isCached } from "./Cached.ts"
 /** @since 0.1.0 */
 export { CircuitBreaker, type CircuitBreakerOptions, CircuitOpen } from "./CircuitBreaker.ts"
+/** @since 0.2.0 */
+export { OnStoreError, type OnStoreErrorPolicy } from "./OnStoreError.ts"
 /** @since 0.1.0 */
 export * as MemoryStore from "./MemoryStore.ts"
 /** @since 0.1.0 */
-export { type Limit, type Limits, RateLimited, RateLimitedError, type RateLimitedOptions } from "./RateLimited.ts"
+export {
+  type Limit,
+  type Limits,
+  RateLimited,
+  RateLimitedError,
+  type RateLimitedOptions,
+  RateLimiterUnavailable
+} from "./RateLimited.ts"
 /** @since 0.1.0 */
 export { Retry, type RetryOptions } from "./Retry.ts"
 /** @since 0.1.0 */

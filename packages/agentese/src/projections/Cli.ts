@@ -22,8 +22,22 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { ToolError, Trust } from "@ugent/core"
 import { Sandbox } from "@ugent/tools"
-import { AuditStore } from "@ugent/wrappers"
-import { Cause, Console, Context, Effect, Exit, Fiber, Layer, Logger, Option, Predicate, Runtime, Schema } from "effect"
+import { AuditStore, type TraceStore } from "@ugent/wrappers"
+import {
+  Cause,
+  Console,
+  Context,
+  Duration,
+  Effect,
+  Exit,
+  Fiber,
+  Layer,
+  Logger,
+  Option,
+  Predicate,
+  Runtime,
+  Schema
+} from "effect"
 import { Argument, CliError, CliOutput, Command, Flag } from "effect/cli"
 import { type AiError, LanguageModel } from "effect/ai"
 import * as Agent from "../Agent.ts"
@@ -128,6 +142,24 @@ const common = {
     ),
     Flag.optional
   ),
+  tracePayloads: Flag.Literals("trace-payloads", ["head", "full"]).pipe(
+    Flag.withDescription(
+      "What a trace keeps of each input and output: head (default: the first 1.5 KB of its JSON, its size and SHA-256) or full"
+    ),
+    Flag.withDefault("head" as const)
+  ),
+  traceRetention: Flag.String("trace-retention").pipe(
+    Flag.withDescription(
+      "How long traces are kept, by age and total size, oldest removed first: e.g. 7d,200MB (default), 30d, 1GB, or off"
+    ),
+    Flag.optional
+  ),
+  auditSync: Flag.Boolean("audit-sync").pipe(
+    Flag.withDescription(
+      "Commit each audit entry before the call is answered (default: written behind within ~50 ms, so a killed process loses its last entries)"
+    ),
+    Flag.withDefault(false)
+  ),
   observer: Flag.String("observer").pipe(
     Flag.withDescription("The caller's id in traces, audit records and rate limits (default local)"),
     Flag.withDefault("local")
@@ -135,6 +167,12 @@ const common = {
   redis: Flag.String("redis").pipe(
     Flag.withDescription("A Redis URL to share rate limits and circuit breakers with other processes"),
     Flag.optional
+  ),
+  onStoreError: Flag.Literals("on-store-error", ["allow", "fail"]).pipe(
+    Flag.withDescription(
+      "When Redis (--redis) does not answer: allow (default: calls run, uncounted) or fail (calls are refused as unavailable)"
+    ),
+    Flag.withDefault("allow" as const)
   ),
   profile: Flag.Literals("profile", ["local", "shared"]).pipe(
     Flag.withDescription(
@@ -209,7 +247,11 @@ type Common = {
   readonly trust: "L0" | "L1" | "L2" | "L3"
   readonly recipe: Option.Option<string>
   readonly stores: Option.Option<string>
+  readonly tracePayloads: "head" | "full"
+  readonly traceRetention: Option.Option<string>
+  readonly auditSync: boolean
   readonly redis: Option.Option<string>
+  readonly onStoreError: "allow" | "fail"
   readonly observer: string
   readonly profile: Option.Option<"local" | "shared">
   readonly rateGlobal: Option.Option<string>
@@ -234,6 +276,39 @@ const storesOf = (
   return Effect.fail(
     new UsageError({ problem: `--stores ${value} is not a store: use memory, sqlite or a postgres:// URL.` })
   )
+}
+
+/**
+ * `--trace-retention`: `off`, or an age and/or a size, comma-separated
+ * (`7d,200MB`, `12h`, `1GB`); a bound not given keeps its default.
+ */
+const retentionFlag = (
+  flag: Option.Option<string>
+): Effect.Effect<TraceStore.Retention | false | undefined, UsageError> => {
+  if (Option.isNone(flag)) return Effect.succeed(undefined)
+  const value = flag.value.trim()
+  if (value === "off") return Effect.succeed(false)
+  const retention: { maxAge?: Duration.Duration; maxBytes?: number } = {}
+  for (const part of value.split(",").map((p) => p.trim())) {
+    const age = /^(\d+(?:\.\d+)?)\s*(m|min|h|d)$/i.exec(part)
+    const size = /^(\d+(?:\.\d+)?)\s*(KB|MB|GB)$/i.exec(part)
+    if (age !== null && retention.maxAge === undefined) {
+      const unit = age[2]!.toLowerCase()
+      retention.maxAge = Duration.millis(
+        Number(age[1]) * (unit === "d" ? 86_400_000 : unit === "h" ? 3_600_000 : 60_000)
+      )
+    } else if (size !== null && retention.maxBytes === undefined) {
+      const unit = size[2]!.toUpperCase()
+      retention.maxBytes = Math.round(Number(size[1]) * 1024 ** (unit === "KB" ? 1 : unit === "MB" ? 2 : 3))
+    } else {
+      return Effect.fail(
+        new UsageError({
+          problem: `--trace-retention ${flag.value} is not a retention: write an age and a size such as 7d,200MB (or 30d, 1GB, off).`
+        })
+      )
+    }
+  }
+  return Effect.succeed(retention)
 }
 
 const isDirectory = (path: string) => statSync(path, { throwIfNoEntry: false })?.isDirectory() === true
@@ -339,6 +414,7 @@ export const setupOf = (
         )
       : undefined
     const stores = yield* storesOf(flags.stores, defaults.stores)
+    const retention = yield* retentionFlag(flags.traceRetention)
     if (stores === "sqlite") {
       yield* State.prepare(root).pipe(Effect.mapError((e) => new UsageError({ problem: e.message })))
     }
@@ -358,7 +434,10 @@ export const setupOf = (
       trust,
       recipe,
       stores,
+      traces: { payloads: flags.tracePayloads, retention },
+      audit: { sync: flags.auditSync },
       redis: Option.getOrUndefined(flags.redis),
+      onStoreError: flags.onStoreError,
       observerId: flags.observer,
       profile: Option.getOrUndefined(flags.profile),
       fallbackProfile: defaults.profile,

@@ -7,6 +7,8 @@
 
 import { execFileSync } from "node:child_process"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { createServer } from "node:net"
+import { DatabaseSync } from "node:sqlite"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Schema } from "effect"
@@ -453,6 +455,39 @@ describe("ugent", () => {
       assert.isFalse(existsSync(join(root, ".ugent")))
     })
 
+    it("threat 50: a read of an 85 KB file leaves a trace of its head, size and hash; --trace-payloads full keeps it whole", async () => {
+      const big = `${"x".repeat(84)}\n`.repeat(1000)
+      const root = workspace({ "big.txt": big })
+      const traced = (args: ReadonlyArray<string>) =>
+        ugent(["invoke", "world.tools.file.read", "--input", '{"path": "big.txt"}', "--json", ...args], { cwd: root })
+      const outputs = () => {
+        const db = new DatabaseSync(join(root, ".ugent", "ugent.db"), { readOnly: true })
+        try {
+          return db.prepare("SELECT output, clipped, bytes FROM ugent_traces ORDER BY started_at").all() as Array<{
+            output: string
+            clipped: string | null
+            bytes: number
+          }>
+        } finally {
+          db.close()
+        }
+      }
+      const head = await traced([])
+      assert.strictEqual(head.code, 0, head.stderr)
+      const full = await traced(["--trace-payloads", "full"])
+      assert.strictEqual(full.code, 0, full.stderr)
+      const [clipped, whole] = outputs()
+      assert.isAtMost(clipped!.output.length, 1536)
+      const digest = JSON.parse(clipped!.clipped!) as { output: { size: number; sha256: string } }
+      assert.isAbove(digest.output.size, 85_000)
+      assert.match(digest.output.sha256, /^[0-9a-f]{64}$/)
+      assert.isAbove(whole!.output.length, 85_000)
+      assert.isNull(whole!.clipped)
+      const wrong = await ugent(["list", "--trace-retention", "a week", "--json"], { cwd: root })
+      assert.strictEqual(wrong.code, 2)
+      assert.match(String((onlyJson(wrong).error as { message: string }).message), /--trace-retention a week/)
+    })
+
     it("keeps a .gitignore the user already has in .ugent/", async () => {
       const root = workspace()
       mkdirSync(join(root, ".ugent"))
@@ -488,6 +523,46 @@ describe("ugent", () => {
         assert.strictEqual(outcome(second).error?._tag, "RateLimited")
       }
     )
+
+    it("threat 49: Redis down: --on-store-error fail refuses a limited call at once as unavailable, allow runs it; one log line, no stack", async () => {
+      const root = workspace()
+      // A port nothing listens on: one the system gave a listener, now closed.
+      const port = await new Promise<number>((resolve) => {
+        const server = createServer().listen(0, "127.0.0.1", () => {
+          const address = server.address()
+          server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
+        })
+      })
+      const args = [
+        "invoke",
+        "world.tools.file.read",
+        "--input",
+        '{"path": "a.txt"}',
+        "--redis",
+        `redis://127.0.0.1:${port}`,
+        "--rate-caller",
+        "10/min+3",
+        "--stores",
+        "memory",
+        "--json"
+      ]
+      const started = Date.now()
+      const refused = await ugent([...args, "--on-store-error", "fail"], { cwd: root })
+      const refusedMillis = Date.now() - started
+      assert.strictEqual(refused.code, 1, refused.stdout + refused.stderr)
+      const outcome = onlyJson(refused) as { error: { _tag: string; message: string }; kind: string }
+      assert.strictEqual(outcome.error._tag, "RateLimiterUnavailable")
+      assert.strictEqual(outcome.kind, "unavailable")
+      assert.match(outcome.error.message, /check that Redis is running and reachable/)
+      const allowed = await ugent(args, { cwd: root })
+      assert.strictEqual(allowed.code, 0, allowed.stdout + allowed.stderr)
+      for (const run of [refused, allowed]) {
+        assert.lengthOf(run.stderr.match(/Redis at 127\.0\.0\.1:\d+ does not answer/g) ?? [], 1, run.stderr)
+        assert.notMatch(run.stderr, /\n\s+at /, "no stack trace")
+      }
+      // Before, the limiter's connection failed the start (exit 2), or waited ~5 s per Redis command.
+      assert.isBelow(refusedMillis, 15_000)
+    })
 
     it.skipIf(skipPg)(
       `--stores postgres://… keeps the records in PostgreSQL, none under .ugent/${skipPg ? " (skipped: UGENT_PG_URL is not set)" : ""}`,

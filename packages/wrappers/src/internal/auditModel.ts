@@ -36,6 +36,28 @@ export const AuditEntry = Schema.Struct({
 })
 export type AuditEntry = typeof AuditEntry.Type
 
+/** The most characters an entry keeps of each text (summaries, error message), whatever its writer gave. */
+export const maxTextChars = 2048
+
+const cut = (s: string): string => (s.length <= maxTextChars ? s : `${s.slice(0, maxTextChars - 1)}…`)
+
+/** The entry as a store keeps it: its texts cut to {@link maxTextChars}, so a row stays small. */
+export const bounded = (e: AuditEntry): AuditEntry => {
+  if (
+    e.inputSummary.length <= maxTextChars &&
+    (e.resultSummary === undefined || e.resultSummary.length <= maxTextChars) &&
+    (e.error === undefined || e.error.message.length <= maxTextChars)
+  ) {
+    return e
+  }
+  return {
+    ...e,
+    inputSummary: cut(e.inputSummary),
+    ...(e.resultSummary === undefined ? {} : { resultSummary: cut(e.resultSummary) }),
+    ...(e.error === undefined ? {} : { error: { ...e.error, message: cut(e.error.message) } })
+  }
+}
+
 export interface ListQuery {
   readonly since?: number | undefined
   readonly until?: number | undefined

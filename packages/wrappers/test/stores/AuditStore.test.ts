@@ -192,6 +192,30 @@ for (const { backend, skip } of backends) {
         )
       )
 
+      it.live("threat 50: an entry keeps at most 2,048 characters of each text, whatever its writer gave", () =>
+        withStores(
+          backend,
+          Effect.gen(function* () {
+            const store = yield* audit
+            const huge = after("huge", {
+              inputSummary: "i".repeat(100_000),
+              resultSummary: "r".repeat(100_000),
+              status: "failure",
+              error: { tag: "Boom", message: "m".repeat(1_000_000), kind: "failed" }
+            })
+            yield* store.record(huge)
+            yield* store.append(after("huge-appended", { inputSummary: "j".repeat(100_000) }))
+            // Newest first, ties by id: "huge-appended" before "huge".
+            const [appended, entry] = yield* store.list({ limit: 10 })
+            assert.strictEqual(AuditStore.maxTextChars, 2048)
+            assert.strictEqual(entry!.inputSummary, `${"i".repeat(2047)}…`)
+            assert.strictEqual(entry!.resultSummary, `${"r".repeat(2047)}…`)
+            assert.deepStrictEqual(entry!.error, { tag: "Boom", message: `${"m".repeat(2047)}…`, kind: "failed" })
+            assert.strictEqual(appended!.inputSummary.length, 2048)
+          })
+        )
+      )
+
       it.live("ignores a second entry with the same id", () =>
         withStores(
           backend,

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { AuditStore, MemoryStore } from "@ugent/wrappers"
-import { Effect, Layer } from "effect"
+import { AuditStore, MemoryStore, TraceStore } from "@ugent/wrappers"
+import { Effect, Layer, Option } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import { backends, type Database } from "./backends.ts"
 
@@ -113,6 +113,61 @@ for (const { backend, skip } of backends.filter((b) => b.backend.name !== "memor
           )
         })
       )
+    )
+  })
+}
+
+/** The trace table as the first version created it, with one row of a whole 85 KB output. */
+const firstTraces = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const real = sql.literal(sql.onDialectOrElse({ pg: () => "DOUBLE PRECISION", orElse: () => "REAL" }))
+  yield* Migrator.make({})({
+    table: "ugent_trace_migrations",
+    loader: Migrator.fromRecord({
+      "1_create_traces": Effect.gen(function* () {
+        yield* sql`CREATE TABLE ugent_traces (
+          id TEXT PRIMARY KEY, parent_id TEXT, root_id TEXT NOT NULL, path TEXT NOT NULL, input TEXT NOT NULL,
+          output TEXT, error TEXT, status TEXT NOT NULL, started_at ${real} NOT NULL, duration_millis ${real} NOT NULL,
+          alternatives TEXT NOT NULL, observer_id TEXT, session_id TEXT
+        )`
+        yield* sql`CREATE INDEX ugent_traces_parent ON ugent_traces (parent_id, started_at, id)`
+        yield* sql`CREATE INDEX ugent_traces_root ON ugent_traces (root_id, started_at, id)`
+        yield* sql`CREATE INDEX ugent_traces_started ON ugent_traces (started_at, id)`
+        yield* sql`CREATE INDEX ugent_traces_path ON ugent_traces (path, started_at, id)`
+      })
+    })
+  })
+  yield* sql`INSERT INTO ugent_traces ${sql.insert({
+    id: "old",
+    root_id: "old",
+    path: "file.read",
+    input: '{"path":"big.txt"}',
+    output: JSON.stringify({ content: "x".repeat(85_000) }),
+    status: "success",
+    started_at: Date.now() - 1000,
+    duration_millis: 2,
+    alternatives: "[]"
+  })}`
+})
+
+for (const { backend, skip } of backends.filter((b) => b.backend.name !== "memory")) {
+  describe.skipIf(skip !== undefined)(`SQL trace store upgrade (${backend.name})${skip ? ` ${skip}` : ""}`, () => {
+    it.live(
+      "threat 50: a trace table of the first version keeps its rows, and its whole payloads count against the size bound",
+      () =>
+        Effect.scoped(
+          Effect.gen(function* () {
+            const db = yield* backend.database
+            yield* Effect.scoped(Layer.build(Layer.effectDiscard(firstTraces).pipe(Layer.provide(db.client!()))))
+            const kept = yield* TraceStore.TraceStore.use((s) => s.get("old")).pipe(Effect.provide(db.open()))
+            assert.strictEqual((Option.getOrThrow(kept).output as { content: string }).content.length, 85_000)
+            // Opened with a bound of 50 KB, the store removes the old 85 KB row when it opens.
+            const bounded = yield* TraceStore.TraceStore.use((s) => s.get("old")).pipe(
+              Effect.provide(db.open({ traces: { retention: { maxBytes: 50_000 } } }))
+            )
+            assert.isTrue(Option.isNone(bounded))
+          })
+        )
     )
   })
 }

@@ -33,9 +33,18 @@ export const required = (variable: "UGENT_PG_URL" | "UGENT_REDIS_URL"): string =
   return url
 }
 
+/**
+ * What the suites open stores with unless they say otherwise: no retention, as their records carry
+ * made-up start times (the retention suites give their own).
+ */
+const suiteOptions = (options?: Stores.StoreOptions): Stores.StoreOptions => ({
+  ...options,
+  traces: { retention: false, ...options?.traces }
+})
+
 /** One database: `open` builds store layers on it, each with its own connection. */
 export interface Database {
-  readonly open: (options?: Stores.BatchOptions) => Layer.Layer<Stores.Stores, unknown>
+  readonly open: (options?: Stores.StoreOptions) => Layer.Layer<Stores.Stores, unknown>
   /** Whether the data outlives a layer (false for memory). */
   readonly durable: boolean
   /** A plain client on the database, to shape it by hand (SQL backends only). */
@@ -51,18 +60,21 @@ export interface Backend {
 export const memory: Backend = {
   name: "memory",
   database: Effect.sync(() => {
-    // One set of stores per database, so "reopening" sees the same data.
-    const traces = TraceStore.makeMemory()
+    // One set of stores per database, so "reopening" sees the same data (the trace store as first opened).
+    let traces: TraceStore.TraceStoreShape | undefined
     const audit = AuditStore.makeMemory()
     const memory = MemoryStore.makeMemory()
     const kv = Effect.runSync(Effect.scoped(Layer.build(KeyValueStore.layerMemory)))
-    const layer = Layer.mergeAll(
-      Layer.succeed(TraceStore.TraceStore, traces),
-      Layer.succeed(AuditStore.AuditStore, audit),
-      Layer.succeed(MemoryStore.MemoryStore, memory),
-      Layer.succeedContext(kv)
-    )
-    return { open: () => layer, durable: false }
+    const open = (options?: Stores.StoreOptions) => {
+      traces ??= TraceStore.makeMemory(suiteOptions(options).traces)
+      return Layer.mergeAll(
+        Layer.succeed(TraceStore.TraceStore, traces),
+        Layer.succeed(AuditStore.AuditStore, audit),
+        Layer.succeed(MemoryStore.MemoryStore, memory),
+        Layer.succeedContext(kv)
+      )
+    }
+    return { open, durable: false }
   })
 }
 
@@ -73,7 +85,8 @@ export const sqlite: Backend = {
     (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
   ).pipe(
     Effect.map((dir) => ({
-      open: (options?: Stores.BatchOptions) => Stores.layerSqlite({ ...options, filename: join(dir, "ugent.db") }),
+      open: (options?: Stores.StoreOptions) =>
+        Stores.layerSqlite({ ...suiteOptions(options), filename: join(dir, "ugent.db") }),
       durable: true,
       client: () => Sqlite.layer({ filename: join(dir, "ugent.db") })
     }))
@@ -96,8 +109,13 @@ export const postgres: Backend = {
         )
     ).pipe(
       Effect.as({
-        open: (options?: Stores.BatchOptions) =>
-          Stores.layerPg({ ...options, url, maxConnections: 4, startupParameters: { search_path: schema } }),
+        open: (options?: Stores.StoreOptions) =>
+          Stores.layerPg({
+            ...suiteOptions(options),
+            url,
+            maxConnections: 4,
+            startupParameters: { search_path: schema }
+          }),
         durable: true,
         client: () =>
           PgClient.layer({ url: Redacted.make(url), maxConnections: 1, startupParameters: { search_path: schema } })
@@ -117,6 +135,6 @@ export const backends: ReadonlyArray<{ readonly backend: Backend; readonly skip:
 export const withStores = <A, E>(
   backend: Backend,
   f: Effect.Effect<A, E, Stores.Stores>,
-  options?: Stores.BatchOptions
+  options?: Stores.StoreOptions
 ): Effect.Effect<A, unknown> =>
   Effect.scoped(Effect.flatMap(backend.database, (db) => Effect.provide(f, db.open(options))))

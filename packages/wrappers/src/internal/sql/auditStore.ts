@@ -19,6 +19,7 @@ import type {
   RefusalKind,
   TimeWindow
 } from "../auditModel.ts"
+import { bounded } from "../auditModel.ts"
 import { migrate } from "./migrations.ts"
 import * as WriteBehind from "./writeBehind.ts"
 
@@ -39,7 +40,9 @@ type Row = {
   readonly estimated_tokens: number | null
 }
 
-const toRow = (e: AuditEntry): Row => ({
+const toRow = (given: AuditEntry): Row => rowOf(bounded(given))
+
+const rowOf = (e: AuditEntry): Row => ({
   id: e.id,
   call_id: e.callId,
   phase: e.phase,
@@ -122,8 +125,10 @@ type RefusalRow = { readonly reason: string; readonly kind: string; readonly cou
 const storeError = (operation: string) => (cause: SqlError.SqlError) =>
   new StoreError({ store: "audit", operation, detail: cause.message, cause })
 
-export const make: Effect.Effect<AuditStoreShape, StoreError, SqlClient.SqlClient | Scope.Scope> = Effect.gen(
-  function* () {
+export const make = (options?: {
+  readonly sync?: boolean | undefined
+}): Effect.Effect<AuditStoreShape, StoreError, SqlClient.SqlClient | Scope.Scope> =>
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const offThread = yield* WriteBehind.OffThread
     yield* migrate("audit")
@@ -213,9 +218,11 @@ export const make: Effect.Effect<AuditStoreShape, StoreError, SqlClient.SqlClien
         )
       )
 
+    const record = (entry: AuditEntry) => Effect.andThen(pending.push([entry]), pending.drain)
     return {
-      record: (entry) => Effect.andThen(pending.push([entry]), pending.drain),
-      append: (entry) => pending.push([entry]),
+      record,
+      // Synchronous: an entry is committed before the call it describes is answered.
+      append: options?.sync === true ? record : (entry) => pending.push([entry]),
       list: (query) =>
         Effect.andThen(
           pending.drain,
@@ -244,5 +251,4 @@ export const make: Effect.Effect<AuditStoreShape, StoreError, SqlClient.SqlClien
           )
         )
     }
-  }
-)
+  })

@@ -38,6 +38,20 @@ const traces = {
     yield* sql`CREATE INDEX ugent_traces_root ON ugent_traces (root_id, started_at, id)`
     yield* sql`CREATE INDEX ugent_traces_started ON ugent_traces (started_at, id)`
     yield* sql`CREATE INDEX ugent_traces_path ON ugent_traces (path, started_at, id)`
+  }),
+  // Bounded payloads and retention: which payloads were cut to their head (with size and hash), each row's size,
+  // and an index that answers "the newest rows up to N bytes" without reading the rows.
+  "2_bound_payloads": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`ALTER TABLE ugent_traces ADD COLUMN clipped TEXT`
+    yield* sql`ALTER TABLE ugent_traces ADD COLUMN bytes INTEGER`
+    // As tracePayload.ts counts a row: its texts, and what its indexes repeat of its ids and path.
+    yield* sql`UPDATE ugent_traces SET bytes = 120 + 3 * LENGTH(id) + 2 * LENGTH(root_id)
+      + 2 * COALESCE(LENGTH(parent_id), 0) + 2 * LENGTH(path) + LENGTH(input) + COALESCE(LENGTH(output), 0)
+      + COALESCE(LENGTH(error), 0) + LENGTH(alternatives) + COALESCE(LENGTH(observer_id), 0)
+      + COALESCE(LENGTH(session_id), 0)`
+    yield* sql`DROP INDEX ugent_traces_started`
+    yield* sql`CREATE INDEX ugent_traces_started ON ugent_traces (started_at, id, bytes)`
   })
 }
 

@@ -33,7 +33,7 @@ export interface Options<A> {
   readonly write: (batch: ReadonlyArray<A>, closing: boolean) => Effect.Effect<unknown, SqlError.SqlError>
 }
 
-// 500 rows of up to 14 columns stay under SQLite's 32,766 and PostgreSQL's 65,535 parameters.
+// 500 rows of up to 16 columns stay under SQLite's 32,766 and PostgreSQL's 65,535 parameters.
 const rowsPerStatement = 500
 
 /**

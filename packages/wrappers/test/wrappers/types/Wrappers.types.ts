@@ -16,6 +16,7 @@ import {
   type OutsideWorkspace,
   RateLimited,
   type RateLimitedError,
+  type RateLimiterUnavailable,
   Retry,
   Sandboxed,
   type StoreError,
@@ -54,7 +55,7 @@ assertType<Equals<Tool.Failure<typeof guarded>, Down | CircuitOpen>>(true)
 assertType<Equals<Tool.Requirements<typeof guarded>, Trust.L0 | Breaker.CircuitBreakerStore>>(true)
 
 const limited = RateLimited(api)
-assertType<Equals<Tool.Failure<typeof limited>, Down | RateLimitedError>>(true)
+assertType<Equals<Tool.Failure<typeof limited>, Down | RateLimitedError | RateLimiterUnavailable>>(true)
 assertType<Equals<Tool.Requirements<typeof limited>, Trust.L0 | RateLimiter.RateLimiter>>(true)
 
 const sandboxed = api.pipe(Sandboxed())
