@@ -25,6 +25,7 @@ import {
   Effect,
   Layer,
   Option,
+  Redacted,
   Schedule,
   Schema,
   Scope,
@@ -32,7 +33,16 @@ import {
 } from "effect"
 import * as Sse from "effect/encoding/Sse"
 import { HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import {
+  HttpApi,
+  HttpApiBuilder,
+  HttpApiEndpoint,
+  HttpApiGroup,
+  HttpApiMiddleware,
+  HttpApiSchema,
+  HttpApiSecurity,
+  OpenApi
+} from "effect/http-api"
 import { AuditStore } from "@ugent/wrappers"
 import * as Catalog from "../Catalog.ts"
 import * as Human from "../Human.ts"
@@ -138,6 +148,49 @@ export const Stats = Schema.Struct({
   analytics: AuditStore.AuditAnalytics
 }).annotate({ identifier: "Stats" })
 
+/**
+ * A failure of one tag: an endpoint with several failures of one shape is
+ * encoded with the status of the first whose schema fits, so each is told
+ * apart by its tag.
+ */
+const taggedFailure = (status: number, tag: string, kind: Invoke.FailureKind, description: string) =>
+  Schema.Struct({
+    ok: Schema.Literal(false),
+    error: Schema.Struct({ _tag: Schema.Literal(tag), message: Schema.String }),
+    kind: Schema.Literal(kind),
+    path: Schema.String,
+    callId: Schema.String
+  })
+    .annotate({ description })
+    .pipe(HttpApiSchema.status(status))
+
+/**
+ * The approver's credential, required by the endpoints that list and answer
+ * pending questions. It runs on the route the router matched, so no spelling
+ * of the URL reaches those endpoints without it; the agents' token never
+ * passes it, and a server without an approver's token refuses them all.
+ *
+ * @category middleware
+ * @since 0.2.0
+ */
+export class Approver extends HttpApiMiddleware.Service<Approver>()("ugent/agentese/Http/Approver", {
+  security: { bearer: HttpApiSecurity.bearer },
+  error: [
+    taggedFailure(
+      401,
+      "Unauthorized",
+      "denied",
+      "Answering needs the approver's token (Authorization: Bearer <UGENT_APPROVER_TOKEN>)."
+    ),
+    taggedFailure(
+      403,
+      "ApproverTokenRequired",
+      "denied",
+      "The server takes no answers over HTTP (no approver's token)."
+    )
+  ]
+}) {}
+
 const PathParam = {
   path: Schema.String.annotate({
     description:
@@ -199,13 +252,14 @@ export class V1 extends HttpApiGroup.make("v1")
       })
     ),
     HttpApiEndpoint.get("pending", "/pending", {
-      success: Schema.Struct({ questions: Schema.Array(Human.PendingQuestion) }),
-      error: failureWith(403, "The approver's token is required (Authorization: Bearer <UGENT_APPROVER_TOKEN>).")
-    }).annotateMerge(
-      OpenApi.annotations({
-        summary: "Questions waiting for a person: approvals of calls and a model's clarify questions."
-      })
-    ),
+      success: Schema.Struct({ questions: Schema.Array(Human.PendingQuestion) })
+    })
+      .middleware(Approver)
+      .annotateMerge(
+        OpenApi.annotations({
+          summary: "Questions waiting for a person: approvals of calls and a model's clarify questions."
+        })
+      ),
     HttpApiEndpoint.post("answer", "/pending/:id", {
       params: { id: Schema.String },
       payload: Schema.Struct({
@@ -217,11 +271,15 @@ export class V1 extends HttpApiGroup.make("v1")
         declined: Schema.optionalKey(Schema.Boolean)
       }),
       success: Schema.Struct({ answered: Schema.Boolean }),
-      error: [
-        failureWith(403, "The approver's token is required (Authorization: Bearer <UGENT_APPROVER_TOKEN>)."),
-        failureWith(404, "No such question waits (answered, timed out or unknown).")
-      ]
-    }).annotateMerge(OpenApi.annotations({ summary: "Answers a waiting question." })),
+      error: taggedFailure(
+        404,
+        "UnknownQuestion",
+        "not_found",
+        "No such question waits (answered, timed out or unknown)."
+      )
+    })
+      .middleware(Approver)
+      .annotateMerge(OpenApi.annotations({ summary: "Answers a waiting question." })),
     HttpApiEndpoint.get("events", "/events", {
       success: HttpApiSchema.StreamSse({ data: Events.EventSchema })
     }).annotateMerge(
@@ -332,7 +390,9 @@ export interface Options {
    * clarify): `Authorization: Bearer <approverToken>`. It is not the agents'
    * `token`, so an agent cannot approve its own calls. Without it the server
    * takes no answers over HTTP: the pending routes are refused and a call
-   * that needs a person is denied at once.
+   * that needs a person is denied at once. Where the server has a `token`,
+   * this one admits a request too (its holder calls as the configured
+   * observer, like an agent).
    */
   readonly approverToken?: string | undefined
   /** The interval of the keep-alive comments on `/v1/events` (default 15 s). */
@@ -392,8 +452,11 @@ const sameSecret = (given: string, expected: string) => {
 
 /**
  * A global middleware refusing requests from a foreign `Host` (DNS
- * rebinding), a browser `Origin` not allowed, or without the server's token
- * when it has one; it guards every route on the router, the MCP endpoint too.
+ * rebinding), a browser `Origin` not allowed, or without a credential of the
+ * server when it has an agents' token; it guards every route on the router,
+ * the MCP endpoint too. It decides nothing on the URL: which credential a
+ * route needs beyond admission is the route's own check, made on the route
+ * the router matched (the {@link Approver} of the pending questions).
  *
  * @category layers
  * @since 0.1.0
@@ -418,30 +481,19 @@ export const guard = (options: Options = {}): Layer.Layer<never, never, HttpRout
             )
           )
         }
-        const given = /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? "")?.[1]?.trim()
-        const answering = request.url.startsWith("/v1/pending")
-        if (answering && approverToken === undefined) {
-          return Effect.succeed(
-            failureResponse(
-              403,
-              "ApproverTokenRequired",
-              "This server takes no answers over HTTP: start it with UGENT_APPROVER_TOKEN set, and answer with that token (the agents' token never answers).",
-              "denied",
-              ""
-            )
-          )
-        }
-        const expected = answering && approverToken !== undefined ? approverToken : token
-        if (expected !== undefined) {
-          if (given === undefined || !sameSecret(given, expected)) {
+        if (token !== undefined) {
+          // Admission: the agents' token, or the approver's (whose own routes check it again, as matched).
+          const given = bearerOf(request.headers.authorization)
+          const admitted =
+            given !== undefined &&
+            (sameSecret(given, token) || (approverToken !== undefined && sameSecret(given, approverToken)))
+          if (!admitted) {
             return Effect.succeed(
               HttpServerResponse.setHeader(
                 failureResponse(
                   401,
                   "Unauthorized",
-                  answering && approverToken !== undefined
-                    ? "Answering pending questions needs the approver's token: send Authorization: Bearer <UGENT_APPROVER_TOKEN>."
-                    : "This server needs its token: send Authorization: Bearer <token> (the UGENT_TOKEN it was started with).",
+                  "This server needs its token: send Authorization: Bearer <token> (the UGENT_TOKEN it was started with).",
                   "denied",
                   ""
                 ),
@@ -467,6 +519,40 @@ export const guard = (options: Options = {}): Layer.Layer<never, never, HttpRout
       }),
     { global: true }
   )
+}
+
+const bearerOf = (authorization: string | undefined) => /^Bearer\s+(.+)$/i.exec(authorization ?? "")?.[1]?.trim()
+
+/** The {@link Approver} middleware of a server: the approver's token, compared in constant time. */
+const approverLayer = (options: Options) => {
+  const approverToken = options.approverToken === "" ? undefined : options.approverToken
+  const refusal = (tag: string, message: string) => ({
+    ok: false as const,
+    error: { _tag: tag, message },
+    kind: "denied" as const,
+    path: "",
+    callId: ""
+  })
+  return Layer.succeed(Approver)({
+    bearer: (effect, { credential }) => {
+      if (approverToken === undefined) {
+        return Effect.fail(
+          refusal(
+            "ApproverTokenRequired",
+            "This server takes no answers over HTTP: start it with UGENT_APPROVER_TOKEN set, and answer with that token (the agents' token never answers)."
+          )
+        )
+      }
+      return sameSecret(Redacted.value(credential), approverToken)
+        ? effect
+        : Effect.fail(
+            refusal(
+              "Unauthorized",
+              "Answering pending questions needs the approver's token: send Authorization: Bearer <UGENT_APPROVER_TOKEN>."
+            )
+          )
+    }
+  })
 }
 
 const V1Handlers = (options: Options) =>
@@ -669,7 +755,10 @@ const notFoundRoute = HttpRouter.add(
  */
 export const layer = (options: Options = {}) =>
   Layer.mergeAll(
-    HttpApiBuilder.layer(Api, { openapiPath: "/v1/openapi.json" }).pipe(Layer.provide(V1Handlers(options))),
+    HttpApiBuilder.layer(Api, { openapiPath: "/v1/openapi.json" }).pipe(
+      Layer.provide(V1Handlers(options)),
+      Layer.provide(approverLayer(options))
+    ),
     notFoundRoute,
     guard(options)
   )
