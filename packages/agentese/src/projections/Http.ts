@@ -437,11 +437,15 @@ const outcomeResponse = (outcome: Invoke.Outcome) => {
   })
 }
 
-const hostName = (host: string) => {
-  // "[::1]:8080" → "[::1]", "localhost:8080" → "localhost"
-  if (host.startsWith("[")) return host.slice(0, host.indexOf("]") + 1)
-  const colon = host.lastIndexOf(":")
-  return (colon >= 0 ? host.slice(0, colon) : host).toLowerCase()
+/**
+ * Whether a `Host` header names an allowed host. It is read strictly: a name
+ * or IPv4 address, or a bracketed IPv6 literal, then nothing or `:port`;
+ * anything else (`[::1]evil.com`, `localhost:port`) names no host, so no
+ * allowed one.
+ */
+const hostAllowed = (host: string, allowed: ReadonlyArray<string>): boolean => {
+  const m = /^(\[[0-9A-Fa-f:.]+\]|[^[\]:@/?#\s]+)(?::\d{0,5})?$/.exec(host)
+  return m !== null && allowed.includes(m[1]!.toLowerCase())
 }
 
 const sameSecret = (given: string, expected: string) => {
@@ -470,7 +474,7 @@ export const guard = (options: Options = {}): Layer.Layer<never, never, HttpRout
     (effect) =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
         const host = request.headers.host
-        if (hosts !== "any" && host !== undefined && !hosts.includes(hostName(host))) {
+        if (hosts !== "any" && host !== undefined && !hostAllowed(host, hosts)) {
           return Effect.succeed(
             failureResponse(
               403,

@@ -323,6 +323,44 @@ describe("Http", () => {
       })
     )
 
+    it.live("threat: a Host that only starts with a loopback literal ([::1]evil.com) is refused", () =>
+      Effect.gen(function* () {
+        const { url } = yield* serve()
+        const port = new URL(url).port
+        const foreign = [
+          "[::1]evil.com",
+          `[::1]evil.com:${port}`,
+          `[::1]:${port}evil.com`,
+          "[::1].evil.com",
+          "[::1]@evil.com",
+          "[::1",
+          "[::1]]",
+          `[::1]:${port}:${port}`,
+          `localhost:${port}:${port}`,
+          "localhost.evil.com",
+          "localhost:port",
+          "127.0.0.1.evil.com",
+          "evil.com#localhost"
+        ]
+        const accepted: Array<string> = []
+        for (const host of foreign) {
+          const r = yield* raw(`${url}/v1/paths`, { headers: { host } })
+          if (r.status !== 403 || r.body.error?._tag !== "HostDenied") accepted.push(`${host}: ${r.status}`)
+        }
+        assert.deepStrictEqual(accepted, [])
+        for (const host of [
+          "localhost",
+          `localhost:${port}`,
+          "LOCALHOST",
+          `[::1]:${port}`,
+          "[::1]",
+          `127.0.0.1:${port}`
+        ]) {
+          assert.strictEqual((yield* raw(`${url}/v1/paths`, { headers: { host } })).status, 200, host)
+        }
+      })
+    )
+
     it.live("refuses a browser Origin unless it is allowed", () =>
       Effect.gen(function* () {
         const { url } = yield* serve()
