@@ -23,6 +23,8 @@ export interface Limits {
   readonly maxBodyBytes: number
   readonly maxSessions: number
   readonly idleMillis: number
+  /** Called when a session ends (closed by its client, idle or evicted): what it remembers is forgotten. */
+  readonly onEnd?: ((id: string) => Effect.Effect<void>) | undefined
 }
 
 interface Live {
@@ -49,14 +51,21 @@ export const watch = (router: HttpRouter.HttpRouter, path: string, limits: Limit
   const sessions = new Map<string, Live>()
   let terminate: Handler | undefined
 
+  const forget = (id: string) => {
+    sessions.delete(id)
+    return limits.onEnd === undefined ? Effect.void : limits.onEnd(id)
+  }
+
   const end = (id: string) => {
     const live = sessions.get(id)
-    sessions.delete(id)
-    if (terminate === undefined) return Effect.void
+    if (terminate === undefined) return forget(id)
     const headers: Record<string, string> = { "mcp-session-id": id }
     if (live?.protocolVersion !== undefined) headers["mcp-protocol-version"] = live.protocolVersion
     const request = HttpServerRequest.fromWeb(new Request(`http://localhost${path}`, { method: "DELETE", headers }))
-    return Effect.ignore(Effect.provideService(terminate(request), HttpServerRequest.HttpServerRequest, request))
+    return Effect.andThen(
+      forget(id),
+      Effect.ignore(Effect.provideService(terminate(request), HttpServerRequest.HttpServerRequest, request))
+    )
   }
 
   const sweep = Effect.flatMap(Clock.currentTimeMillis, (now) =>
@@ -141,8 +150,10 @@ export const watch = (router: HttpRouter.HttpRouter, path: string, limits: Limit
             route,
             (request: HttpServerRequest.HttpServerRequest) => {
               const id = request.headers["mcp-session-id"]
-              if (id !== undefined) sessions.delete(id)
-              return h(request)
+              const ended = h(request)
+              return id === undefined
+                ? ended
+                : Effect.tap(ended, (response) => (response.status < 300 ? forget(id) : Effect.void))
             },
             options
           )
