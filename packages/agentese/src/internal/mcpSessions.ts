@@ -1,7 +1,7 @@
 /**
  * Bounds on the streamable-HTTP MCP endpoint that `effect/ai`'s server does
  * not set itself: a request body limit (the `/v1` API's), a cap on live
- * sessions, and an idle expiry. The endpoint's routes are registered
+ * sessions and on one client's share of them, and an idle expiry. The endpoint's routes are registered
  * through a router that watches them: its POST handler is wrapped (size,
  * cap, last use), and its DELETE handler (the protocol's own session
  * termination) is kept, so an expired or evicted session is ended exactly as
@@ -9,7 +9,7 @@
  *
  * @internal
  */
-import { ByteSize, Clock, Duration, Effect, Layer, Schedule } from "effect"
+import { ByteSize, Clock, Duration, Effect, Layer, Option, Schedule } from "effect"
 import {
   HttpEffect,
   HttpIncomingMessage,
@@ -22,6 +22,8 @@ import {
 export interface Limits {
   readonly maxBodyBytes: number
   readonly maxSessions: number
+  /** Live sessions of one client (one remote address) at most; its least recently used give way to its new ones. */
+  readonly maxSessionsPerClient: number
   readonly idleMillis: number
   /** Called when a session ends (closed by its client, idle or evicted): what it remembers is forgotten. */
   readonly onEnd?: ((id: string) => Effect.Effect<void>) | undefined
@@ -30,6 +32,8 @@ export interface Limits {
 interface Live {
   lastUsed: number
   protocolVersion: string | undefined
+  /** Who opened it: the remote address (a credential is shared by every agent, and unchecked without a token). */
+  client: string
 }
 
 type Handler = (
@@ -68,6 +72,16 @@ export const watch = (router: HttpRouter.HttpRouter, path: string, limits: Limit
     )
   }
 
+  /** A client's sessions, least recently used first. */
+  const sessionsOf = (client: string) =>
+    [...sessions].filter(([, live]) => live.client === client).sort((a, b) => a[1].lastUsed - b[1].lastUsed)
+
+  /** Ends a client's least recently used sessions until it holds at most `keep`. */
+  const trim = (client: string, keep: number) => {
+    const own = sessionsOf(client)
+    return Effect.forEach(own.slice(0, Math.max(0, own.length - keep)), ([id]) => end(id), { discard: true })
+  }
+
   const sweep = Effect.flatMap(Clock.currentTimeMillis, (now) =>
     Effect.forEach(
       [...sessions].filter(([, live]) => now - live.lastUsed >= limits.idleMillis).map(([id]) => id),
@@ -97,8 +111,15 @@ export const watch = (router: HttpRouter.HttpRouter, path: string, limits: Limit
         }
         const now = yield* Clock.currentTimeMillis
         const id = request.headers["mcp-session-id"]
+        const client = Option.getOrElse(request.remoteAddress, () => "unknown")
+        // A client's new session takes the place of its own oldest beyond its share: one client cannot fill the pool.
+        if (id === undefined) yield* trim(client, limits.maxSessionsPerClient - 1)
         if (id === undefined && sessions.size >= limits.maxSessions) {
           yield* sweep
+          // Sessions over their client's share (opened at once, before any was counted) give way next.
+          for (const other of new Set([...sessions.values()].map((live) => live.client))) {
+            yield* trim(other, limits.maxSessionsPerClient)
+          }
           if (sessions.size >= limits.maxSessions) {
             // The least recently used session gives way if it has been idle a minute; else the newcomer waits.
             const [oldest] = [...sessions].sort((a, b) => a[1].lastUsed - b[1].lastUsed)
@@ -114,7 +135,12 @@ export const watch = (router: HttpRouter.HttpRouter, path: string, limits: Limit
         }
         const record = (session: string | undefined, version: string | undefined) => {
           if (session === undefined || (id !== undefined && !sessions.has(id))) return
-          sessions.set(session, { lastUsed: now, protocolVersion: version ?? sessions.get(session)?.protocolVersion })
+          const known = sessions.get(session)
+          sessions.set(session, {
+            lastUsed: now,
+            protocolVersion: version ?? known?.protocolVersion,
+            client: known?.client ?? client
+          })
         }
         const response = yield* Effect.provideService(
           handler(request),

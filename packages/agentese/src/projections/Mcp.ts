@@ -73,6 +73,13 @@ export interface HttpOptions extends Options {
   readonly maxBodyBytes?: number | undefined
   /** Live sessions at most (default 1,000); a new one then takes the place of one idle a minute, or is refused (503). */
   readonly maxSessions?: number | undefined
+  /**
+   * Live sessions of one client, by remote address, at most (default 100):
+   * its new session ends its least recently used one beyond that, so one
+   * client cannot hold the whole pool. Behind a proxy every client has the
+   * proxy's address; raise it there.
+   */
+  readonly maxSessionsPerClient?: number | undefined
   /** A session unused this long is ended (default 30 minutes). */
   readonly sessionIdleTimeout?: Duration.Input | undefined
   /**
@@ -513,6 +520,7 @@ export const layerHttp = (options: HttpOptions): Layer.Layer<never, never, Servi
       const watched = McpSessions.watch(router, String(options.path), {
         maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
         maxSessions: options.maxSessions ?? 1000,
+        maxSessionsPerClient: Math.max(1, options.maxSessionsPerClient ?? 100),
         idleMillis: Duration.toMillis(Duration.fromInputUnsafe(options.sessionIdleTimeout ?? "30 minutes")),
         // The proofs a session was shown go with it.
         onEnd: (id) => road.endSession(httpSession(instance, id))

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import { request as httpRequest } from "node:http"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
@@ -124,6 +125,83 @@ describe("streamable-HTTP MCP endpoint bounds (threat 38)", () => {
     })
     assert.strictEqual(ping.status, 404)
     assert.strictEqual((await initialize(server.url)).status, 200)
+  })
+})
+
+describe("streamable-HTTP MCP sessions per client (issue 24, low)", () => {
+  const ws = workspace({ "hello.txt": "hello\n" })
+  let server: Awaited<ReturnType<typeof serve>>
+
+  /** An initialize POSTed from a local address of the caller's choice (127.0.0.0/8 is all loopback). */
+  const initializeFrom = (url: URL, localAddress: string) =>
+    new Promise<{ status: number; session: string | undefined }>((resolve, reject) => {
+      const body = JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "0" } }
+      })
+      const req = httpRequest(
+        url,
+        {
+          method: "POST",
+          localAddress,
+          headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }
+        },
+        (res) => {
+          res.resume()
+          res.on("end", () => {
+            const session = res.headers["mcp-session-id"]
+            resolve({ status: res.statusCode ?? 0, session: typeof session === "string" ? session : undefined })
+          })
+        }
+      )
+      req.on("error", reject)
+      req.end(body)
+    })
+  const ping = (session: string) =>
+    fetch(server.url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-session-id": session,
+        "mcp-protocol-version": "2025-06-18"
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" })
+    }).then((r) => r.status)
+
+  beforeAll(async () => {
+    server = await serve({ root: ws.root, stores: "memory" }, { maxSessions: 6, maxSessionsPerClient: 2 })
+  })
+  afterAll(async () => {
+    await server?.dispose()
+    ws.remove()
+  })
+
+  it("threat: one client opens sessions until the server's pool is full, and no other client gets one", async () => {
+    const mine: Array<string | undefined> = []
+    for (let i = 0; i < 10; i++) {
+      const r = await initializeFrom(server.url, "127.0.0.1")
+      assert.strictEqual(r.status, 200, `session ${i}`)
+      mine.push(r.session)
+    }
+    // Its own oldest sessions gave way: it holds its last two, and the others are ended.
+    const alive = await Promise.all(mine.map((id) => ping(id!)))
+    assert.deepStrictEqual(alive, [...new Array(8).fill(404), 200, 200])
+    const other = await initializeFrom(server.url, "127.0.0.2")
+    assert.strictEqual(other.status, 200)
+    assert.isString(other.session)
+  })
+
+  it("threat: one client opens sessions all at once, before any is counted, and fills the pool", async () => {
+    const burst = await Promise.all(Array.from({ length: 12 }, () => initializeFrom(server.url, "127.0.0.3")))
+    assert.isAtLeast(burst.filter((r) => r.status === 200).length, 2)
+    const other = await initializeFrom(server.url, "127.0.0.4")
+    assert.strictEqual(other.status, 200)
+    // The burst's client is back to its share.
+    const alive = await Promise.all(burst.filter((r) => r.session !== undefined).map((r) => ping(r.session!)))
+    assert.isAtMost(alive.filter((status) => status === 200).length, 2)
   })
 })
 
