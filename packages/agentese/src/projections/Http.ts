@@ -32,7 +32,14 @@ import {
   Stream
 } from "effect"
 import * as Sse from "effect/encoding/Sse"
-import { HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
+import {
+  HttpIncomingMessage,
+  HttpRouter,
+  HttpServer,
+  HttpServerError,
+  HttpServerRequest,
+  HttpServerResponse
+} from "effect/http"
 import {
   HttpApi,
   HttpApiBuilder,
@@ -768,6 +775,29 @@ export const layer = (options: Options = {}) =>
   )
 
 /**
+ * A Node server that answers `503` to a request no handler has taken: in
+ * the instant between listening and serving, and after serving ends while
+ * it stops. Node leaves a request nobody listens for without an answer.
+ */
+const answeringUntilServed = () => {
+  const server = createServer()
+  server.on("request", (_request, response) => {
+    if (server.listenerCount("request") > 1) return
+    response.writeHead(503, { "content-type": "application/json", "retry-after": "1", connection: "close" })
+    response.end(
+      JSON.stringify({
+        ok: false,
+        error: { _tag: "NotServing", message: "The server is starting or stopping. Try again in a moment." },
+        kind: "unavailable",
+        path: "",
+        callId: ""
+      })
+    )
+  })
+  return server
+}
+
+/**
  * Options of a served API: the server's configuration, where to listen, the
  * API options and more routes to mount on the same server.
  *
@@ -830,12 +860,24 @@ export const serve = <E = never, R = never>(options: ServeOptions, routes?: Laye
   const app = routes === undefined ? api : Layer.mergeAll(api, routes)
   return Layer.unwrap(
     Effect.map(Deferred.make<void>(), (stopping) => {
-      const served = HttpRouter.serve(app, { disableListenLog: true, disableLogger: true }).pipe(
+      // The server listens only once the road and every route are built: a request sent while it starts is
+      // refused by the OS, where a server listening first took it and left it unanswered.
+      const served = Layer.effect(
+        HttpServer.HttpServer,
+        Effect.gen(function* () {
+          const handler = yield* HttpRouter.toHttpEffect(app)
+          const server = yield* NodeHttpServer.make(answeringUntilServed, {
+            port: options.port ?? 7345,
+            host,
+            // Open event streams end when stopping begins (below); the grace is for calls in flight.
+            gracefulShutdownTimeout: "5 seconds"
+          })
+          yield* server.serve(handler)
+          return server
+        })
+      ).pipe(
         Layer.provide(Layer.mergeAll(Server.layer(options), Layer.succeed(Stopping, Deferred.await(stopping)))),
-        Layer.provideMerge(
-          // Open event streams end when stopping begins (below); the grace is for calls in flight.
-          NodeHttpServer.layer(createServer, { port: options.port ?? 7345, host, gracefulShutdownTimeout: "5 seconds" })
-        )
+        Layer.provideMerge(NodeHttpServer.layerHttpServices)
       )
       // Built after the server, so released before it: event streams end before the server waits for its connections.
       return Layer.effectDiscard(Effect.addFinalizer(() => Deferred.succeed(stopping, undefined))).pipe(
