@@ -1,6 +1,7 @@
 /**
  * Bounds on the streamable-HTTP MCP endpoint that `effect/ai`'s server does
- * not set itself: a request body limit (the `/v1` API's), a cap on live
+ * not set itself: a request body limit (the `/v1` API's), a nesting limit
+ * (the decoder's recursion overflows on deep JSON), a cap on live
  * sessions and on one client's share of them, and an idle expiry. The endpoint's routes are registered
  * through a router that watches them: its POST handler is wrapped (size,
  * cap, last use), and its DELETE handler (the protocol's own session
@@ -18,6 +19,7 @@ import {
   HttpServerRequest,
   HttpServerResponse
 } from "effect/http"
+import * as JsonDepth from "./jsonDepth.ts"
 
 export interface Limits {
   readonly maxBodyBytes: number
@@ -108,6 +110,13 @@ export const watch = (router: HttpRouter.HttpRouter, path: string, limits: Limit
         )
         if (body._tag === "Failure" && isTooLarge(body.failure)) {
           return jsonRpcError(413, -32600, `The request is larger than ${limits.maxBodyBytes} bytes.`)
+        }
+        if (body._tag === "Success" && JsonDepth.nestsDeeperThan(new TextDecoder().decode(body.success))) {
+          return jsonRpcError(
+            400,
+            -32600,
+            `Invalid Request: the message is nested deeper than ${JsonDepth.maxDepth} levels of arrays and objects. Send flatter input.`
+          )
         }
         const now = yield* Clock.currentTimeMillis
         const id = request.headers["mcp-session-id"]

@@ -55,6 +55,7 @@ import * as Catalog from "../Catalog.ts"
 import * as Human from "../Human.ts"
 import * as Profile from "../Profile.ts"
 import * as Events from "../Events.ts"
+import * as JsonDepth from "../internal/jsonDepth.ts"
 import * as Invoke from "../Invoke.ts"
 import type * as Recipe from "../Recipe.ts"
 import * as Server from "../Server.ts"
@@ -661,6 +662,15 @@ const V1Handlers = (options: Options) =>
               return tooBig
                 ? tooLarge(path, maxBody)
                 : failureResponse(400, "BodyUnreadable", "The request body could not be read.", "invalid_input", path)
+            }
+            if (JsonDepth.nestsDeeperThan(body.success)) {
+              return failureResponse(
+                400,
+                "InvalidJson",
+                `The body is nested deeper than ${JsonDepth.maxDepth} levels of arrays and objects. Send flatter input.`,
+                "invalid_input",
+                path
+              )
             }
             let input: unknown = {}
             if (body.success.trim() !== "") {

@@ -56,6 +56,13 @@ export interface Options {
    * larger; turn it on for clients that use the schemas.
    */
   readonly outputSchemas?: boolean | undefined
+  /**
+   * On stdio, the largest message read (default 4 MiB, at most 16 MiB, the
+   * line limit of `effect/ai`'s decoder): a longer line is answered with a
+   * JSON-RPC `-32600` error naming the cap and is not read. Over HTTP,
+   * `maxBodyBytes` bounds a request.
+   */
+  readonly maxMessageBytes?: number | undefined
 }
 
 /**
@@ -492,7 +499,9 @@ export const layerStdio = (options: Options = {}): Layer.Layer<never, never, Ser
         Layer.provide(
           Layer.effect(
             Stdio.Stdio,
-            Effect.flatMap(Stdio.Stdio, (stdio) => StdioGuard.guard(stdio, direct))
+            Effect.flatMap(Stdio.Stdio, (stdio) =>
+              StdioGuard.guard(stdio, direct, { maxMessageBytes: options.maxMessageBytes })
+            )
           )
         )
       )

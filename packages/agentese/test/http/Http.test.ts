@@ -130,6 +130,37 @@ describe("Http", () => {
       })
     )
 
+    it.live("threat: a 100,000-deep JSON body gets no clear answer, and the next request is lost", () =>
+      Effect.gen(function* () {
+        const { url } = yield* serve({ mcp: true })
+        const deep = (depth: number) => `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`
+        for (const body of [`{"path":"a.txt","x":${deep(100_000)}}`, `${"[".repeat(100_000)}${"]".repeat(100_000)}`]) {
+          const r = yield* post(invokeUrl(url, "world.tools.file.read"), body)
+          assert.strictEqual(r.status, 400, JSON.stringify(r.body).slice(0, 300))
+          assert.strictEqual(r.body.error._tag, "InvalidJson")
+          assert.match(r.body.error.message, /nested deeper than \d+/)
+          const next = yield* post(invokeUrl(url, "world.tools.file.read"), { path: "a.txt" })
+          assert.strictEqual(next.status, 200)
+        }
+      })
+    )
+
+    it.live("threat: a 100,000-deep JSON message to /mcp gets no clear answer, and the next request is lost", () =>
+      Effect.gen(function* () {
+        const { url } = yield* serve({ mcp: true })
+        const deep = (depth: number) => `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`
+        const headers = { accept: "application/json, text/event-stream" }
+        const initialize = (capabilities: string) =>
+          `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":${capabilities},"clientInfo":{"name":"t","version":"0"}}}`
+        const refused = yield* post(`${url}/mcp`, initialize(`{"x":${deep(100_000)}}`), headers)
+        assert.strictEqual(refused.status, 400, JSON.stringify(refused.body).slice(0, 300))
+        assert.strictEqual(refused.body.error.code, -32600)
+        assert.match(refused.body.error.message, /nested deeper than \d+/)
+        const served = yield* post(`${url}/mcp`, initialize("{}"), headers)
+        assert.strictEqual(served.status, 200)
+      })
+    )
+
     it.live("is 400 for a body that is not JSON", () =>
       Effect.gen(function* () {
         const { url } = yield* serve()
