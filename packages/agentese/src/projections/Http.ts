@@ -465,10 +465,11 @@ const sameSecret = (given: string, expected: string) => {
 /**
  * A global middleware refusing requests from a foreign `Host` (DNS
  * rebinding), a browser `Origin` not allowed, or without a credential of the
- * server when it has an agents' token; it guards every route on the router,
- * the MCP endpoint too. It decides nothing on the URL: which credential a
- * route needs beyond admission is the route's own check, made on the route
- * the router matched (the {@link Approver} of the pending questions).
+ * server when it has an agents' token, and bounding every body read to
+ * `maxBodyBytes`; it guards every route on the router, the MCP endpoint
+ * too. It decides nothing on the URL: which credential a route needs beyond
+ * admission is the route's own check, made on the route the router matched
+ * (the {@link Approver} of the pending questions).
  *
  * @category layers
  * @since 0.1.0
@@ -478,6 +479,8 @@ export const guard = (options: Options = {}): Layer.Layer<never, never, HttpRout
   const origins = new Set(options.allowedOrigins ?? [])
   const token = options.token === "" ? undefined : options.token
   const approverToken = options.approverToken === "" ? undefined : options.approverToken
+  // Every body read under the router is bounded, whichever route reads it (a route may set its own).
+  const maxBody = ByteSize.bytes(options.maxBodyBytes ?? 1024 * 1024)
   return HttpRouter.middleware(
     (effect) =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
@@ -527,7 +530,7 @@ export const guard = (options: Options = {}): Layer.Layer<never, never, HttpRout
             )
           )
         }
-        return effect
+        return Effect.provideService(effect, HttpIncomingMessage.MaxBodySize, maxBody)
       }),
     { global: true }
   )

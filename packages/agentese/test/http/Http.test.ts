@@ -256,6 +256,27 @@ describe("Http", () => {
     )
   })
 
+  describe("body limits on every route (issue 24, low)", () => {
+    it.live("threat: a body over the limit to the answer route is read whole", () =>
+      Effect.gen(function* () {
+        const { url } = yield* serve({ maxBodyBytes: 1024, approverToken: "operator-secret" })
+        const operator = { authorization: "Bearer operator-secret" }
+        const r = yield* post(`${url}/v1/pending/q-1`, { answer: "x".repeat(4096) }, operator)
+        assert.strictEqual(r.status, 413)
+        const chunked = yield* raw(`${url}/v1/pending/q-1`, {
+          method: "POST",
+          headers: { ...operator, "content-type": "application/json", "transfer-encoding": "chunked" },
+          chunks: ['{"answer": "', "x".repeat(1000), "x".repeat(1000), "x".repeat(1000), '"}']
+        })
+        assert.strictEqual(chunked.status, 413)
+        // Under the limit, the route answers as usual.
+        const small = yield* post(`${url}/v1/pending/q-1`, { answer: "approve" }, operator)
+        assert.strictEqual(small.status, 404)
+        assert.strictEqual(small.body.error._tag, "UnknownQuestion")
+      })
+    )
+  })
+
   describe("GET /v1/events", () => {
     it.live("streams one event: / data: pair per event of a call, as JSON", () =>
       Effect.gen(function* () {
