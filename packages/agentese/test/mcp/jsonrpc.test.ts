@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { afterAll, assert, describe, it } from "vitest"
-import { fixtureServer, workspace } from "./fixtures/connect.ts"
+import { fixtureServer, ugentBin, workspace } from "./fixtures/connect.ts"
 
 const ws = workspace({ "a.txt": "a\n" })
 afterAll(() => ws.remove())
@@ -162,6 +162,32 @@ describe("JSON-RPC on stdio: message size (issue 24, low)", () => {
       server.child.kill()
     }
   }, 180_000)
+
+  it("ugent mcp --max-message-bytes sets the cap", async () => {
+    const child = spawn(process.execPath, [ugentBin, "mcp", "--root", ws.root, "--max-message-bytes", "1000"], {
+      stdio: ["pipe", "pipe", "ignore"]
+    })
+    try {
+      const replies: Array<Record<string, unknown>> = []
+      const done = new Promise<void>((resolve) =>
+        createInterface({ input: child.stdout }).on("line", (line) => {
+          replies.push(JSON.parse(line))
+          if (replies.length === 3) resolve()
+        })
+      )
+      const ping = (id: number, pad: number) =>
+        JSON.stringify({ jsonrpc: "2.0", id, method: "ping", params: { pad: "x".repeat(pad) } })
+      child.stdin.write(`${initialize}\n${ping(2, 2000)}\n${ping(3, 10)}\n`)
+      await done
+      assert.match(
+        (byId(replies, null)[0]?.error as { message: string } | undefined)?.message ?? "",
+        /larger than 1000 bytes/
+      )
+      assert.deepStrictEqual(byId(replies, 3)[0]?.result, {})
+    } finally {
+      child.kill()
+    }
+  }, 60_000)
 
   it("reads a message up to a cap raised to its largest (16 MiB), in time linear in its length", async () => {
     const server = start(["--max-message-bytes", String(16 * 1024 * 1024)])
