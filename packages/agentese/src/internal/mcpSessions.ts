@@ -1,7 +1,8 @@
 /**
  * Bounds on the streamable-HTTP MCP endpoint that `effect/ai`'s server does
- * not set itself: a request body limit (the `/v1` API's), a cap on live
- * sessions, and an idle expiry. The endpoint's routes are registered
+ * not set itself: a request body limit (the `/v1` API's), a nesting limit
+ * (the decoder's recursion overflows on deep JSON), a cap on live
+ * sessions and on one client's share of them, and an idle expiry. The endpoint's routes are registered
  * through a router that watches them: its POST handler is wrapped (size,
  * cap, last use), and its DELETE handler (the protocol's own session
  * termination) is kept, so an expired or evicted session is ended exactly as
@@ -9,7 +10,7 @@
  *
  * @internal
  */
-import { ByteSize, Clock, Duration, Effect, Layer, Schedule } from "effect"
+import { ByteSize, Clock, Duration, Effect, Layer, Option, Schedule } from "effect"
 import {
   HttpEffect,
   HttpIncomingMessage,
@@ -18,16 +19,23 @@ import {
   HttpServerRequest,
   HttpServerResponse
 } from "effect/http"
+import * as JsonDepth from "./jsonDepth.ts"
 
 export interface Limits {
   readonly maxBodyBytes: number
   readonly maxSessions: number
+  /** Live sessions of one client (one remote address) at most; its least recently used give way to its new ones. */
+  readonly maxSessionsPerClient: number
   readonly idleMillis: number
+  /** Called when a session ends (closed by its client, idle or evicted): what it remembers is forgotten. */
+  readonly onEnd?: ((id: string) => Effect.Effect<void>) | undefined
 }
 
 interface Live {
   lastUsed: number
   protocolVersion: string | undefined
+  /** Who opened it: the remote address (a credential is shared by every agent, and unchecked without a token). */
+  client: string
 }
 
 type Handler = (
@@ -49,14 +57,31 @@ export const watch = (router: HttpRouter.HttpRouter, path: string, limits: Limit
   const sessions = new Map<string, Live>()
   let terminate: Handler | undefined
 
+  const forget = (id: string) => {
+    sessions.delete(id)
+    return limits.onEnd === undefined ? Effect.void : limits.onEnd(id)
+  }
+
   const end = (id: string) => {
     const live = sessions.get(id)
-    sessions.delete(id)
-    if (terminate === undefined) return Effect.void
+    if (terminate === undefined) return forget(id)
     const headers: Record<string, string> = { "mcp-session-id": id }
     if (live?.protocolVersion !== undefined) headers["mcp-protocol-version"] = live.protocolVersion
     const request = HttpServerRequest.fromWeb(new Request(`http://localhost${path}`, { method: "DELETE", headers }))
-    return Effect.ignore(Effect.provideService(terminate(request), HttpServerRequest.HttpServerRequest, request))
+    return Effect.andThen(
+      forget(id),
+      Effect.ignore(Effect.provideService(terminate(request), HttpServerRequest.HttpServerRequest, request))
+    )
+  }
+
+  /** A client's sessions, least recently used first. */
+  const sessionsOf = (client: string) =>
+    [...sessions].filter(([, live]) => live.client === client).sort((a, b) => a[1].lastUsed - b[1].lastUsed)
+
+  /** Ends a client's least recently used sessions until it holds at most `keep`. */
+  const trim = (client: string, keep: number) => {
+    const own = sessionsOf(client)
+    return Effect.forEach(own.slice(0, Math.max(0, own.length - keep)), ([id]) => end(id), { discard: true })
   }
 
   const sweep = Effect.flatMap(Clock.currentTimeMillis, (now) =>
@@ -86,10 +111,24 @@ export const watch = (router: HttpRouter.HttpRouter, path: string, limits: Limit
         if (body._tag === "Failure" && isTooLarge(body.failure)) {
           return jsonRpcError(413, -32600, `The request is larger than ${limits.maxBodyBytes} bytes.`)
         }
+        if (body._tag === "Success" && JsonDepth.nestsDeeperThan(new TextDecoder().decode(body.success))) {
+          return jsonRpcError(
+            400,
+            -32600,
+            `Invalid Request: the message is nested deeper than ${JsonDepth.maxDepth} levels of arrays and objects. Send flatter input.`
+          )
+        }
         const now = yield* Clock.currentTimeMillis
         const id = request.headers["mcp-session-id"]
+        const client = Option.getOrElse(request.remoteAddress, () => "unknown")
+        // A client's new session takes the place of its own oldest beyond its share: one client cannot fill the pool.
+        if (id === undefined) yield* trim(client, limits.maxSessionsPerClient - 1)
         if (id === undefined && sessions.size >= limits.maxSessions) {
           yield* sweep
+          // Sessions over their client's share (opened at once, before any was counted) give way next.
+          for (const other of new Set([...sessions.values()].map((live) => live.client))) {
+            yield* trim(other, limits.maxSessionsPerClient)
+          }
           if (sessions.size >= limits.maxSessions) {
             // The least recently used session gives way if it has been idle a minute; else the newcomer waits.
             const [oldest] = [...sessions].sort((a, b) => a[1].lastUsed - b[1].lastUsed)
@@ -105,7 +144,12 @@ export const watch = (router: HttpRouter.HttpRouter, path: string, limits: Limit
         }
         const record = (session: string | undefined, version: string | undefined) => {
           if (session === undefined || (id !== undefined && !sessions.has(id))) return
-          sessions.set(session, { lastUsed: now, protocolVersion: version ?? sessions.get(session)?.protocolVersion })
+          const known = sessions.get(session)
+          sessions.set(session, {
+            lastUsed: now,
+            protocolVersion: version ?? known?.protocolVersion,
+            client: known?.client ?? client
+          })
         }
         const response = yield* Effect.provideService(
           handler(request),
@@ -141,8 +185,10 @@ export const watch = (router: HttpRouter.HttpRouter, path: string, limits: Limit
             route,
             (request: HttpServerRequest.HttpServerRequest) => {
               const id = request.headers["mcp-session-id"]
-              if (id !== undefined) sessions.delete(id)
-              return h(request)
+              const ended = h(request)
+              return id === undefined
+                ? ended
+                : Effect.tap(ended, (response) => (response.status < 300 ? forget(id) : Effect.void))
             },
             options
           )

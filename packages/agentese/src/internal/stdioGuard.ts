@@ -3,7 +3,9 @@
  * decoder: a line that is not JSON gets the specification's parse error
  * (`-32700`) and the channel goes on, where the decoder alone would end it;
  * a message whose `id` is not a string, a number or null gets an invalid
- * request (`-32600`, id null) instead of a defect report. Everything else
+ * request (`-32600`, id null) instead of a defect report, and so does a
+ * message nested too deep for the decoder's recursion (with its id) or over
+ * the size cap (never read whole). Everything else
  * passes through unchanged, except what a `Direct` handler takes: those
  * requests are answered here, each in its own fiber, and never reach the
  * decoder (see `Mcp.layerStdio`).
@@ -12,6 +14,7 @@
  */
 import { Cause, Effect, FiberSet, Queue, Stdio, Stream } from "effect"
 import type * as Scope from "effect/Scope"
+import * as JsonDepth from "./jsonDepth.ts"
 
 const reply = (code: number, message: string, id: string | number | null = null) =>
   `${JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } })}\n`
@@ -47,7 +50,68 @@ export const check = (
       return { answer: reply(-32600, "Invalid Request: the id must be a string, a number or null.") }
     }
   }
+  if (JsonDepth.nestsDeeperThan(line)) {
+    const id = Array.isArray(message) ? null : ((message as { readonly id?: string | number | null }).id ?? null)
+    return {
+      answer: reply(
+        -32600,
+        `Invalid Request: the message is nested deeper than ${JsonDepth.maxDepth} levels of arrays and objects. Send flatter input.`,
+        id
+      )
+    }
+  }
   return { pass: line, message }
+}
+
+/** The default cap on one message (4 MiB). */
+export const defaultMaxMessageBytes = 4 * 1024 * 1024
+
+/** The largest cap: `effect/ai`'s line decoder refuses longer lines by ending the channel. */
+export const largestMaxMessageBytes = 16 * 1024 * 1024
+
+/** The answer to a message over the cap, which is not read. */
+const tooLarge = (max: number) =>
+  reply(
+    -32600,
+    `Invalid Request: the message is larger than ${max} bytes, this server's limit (maxMessageBytes); it was not read. Send less per message: write a large file in parts, read with offset and limit.`
+  )
+
+/**
+ * Splits stdin's bytes into lines, in time linear in their length: a line's
+ * pieces are kept and joined once at its newline (a newline byte is never
+ * part of a UTF-8 sequence). A line over `max` bytes is dropped as it comes,
+ * and stands as `undefined` in the result, once.
+ */
+const lineSplitter = (max: number) => {
+  const decoder = new TextDecoder()
+  let pieces: Array<Uint8Array> = []
+  let size = 0
+  let dropping = false
+  return (chunk: Uint8Array): Array<string | undefined> => {
+    const out: Array<string | undefined> = []
+    let start = 0
+    for (;;) {
+      const newline = chunk.indexOf(10, start)
+      const end = newline === -1 ? chunk.length : newline
+      if (!dropping && end > start) {
+        if (size + end - start > max) {
+          dropping = true
+          pieces = []
+          out.push(undefined)
+        } else {
+          // A piece kept past this chunk is copied: the chunk's memory is not ours to hold.
+          pieces.push(newline === -1 ? chunk.slice(start, end) : chunk.subarray(start, end))
+          size += end - start
+        }
+      }
+      if (newline === -1) return out
+      if (!dropping) out.push(pieces.length === 1 ? decoder.decode(pieces[0]) : decoder.decode(Buffer.concat(pieces)))
+      pieces = []
+      size = 0
+      dropping = false
+      start = newline + 1
+    }
+  }
 }
 
 const requestKey = (id: unknown) => `${typeof id}:${String(id)}`
@@ -55,11 +119,18 @@ const requestKey = (id: unknown) => `${typeof id}:${String(id)}`
 /**
  * The same standard I/O, with stdin checked line by line. Lines are split
  * here, as each chunk arrives: a line is handed on as soon as its newline is
- * read, never held back until the next chunk. A request `direct` takes runs
+ * read, never held back until the next chunk, and only whole lines are
+ * handed on. A line over `maxMessageBytes` (default 4 MiB, at most 16 MiB)
+ * is answered with `-32600` naming the cap as soon as it passes it, and
+ * dropped to its newline. A request `direct` takes runs
  * in a fiber of the returned scope; a `notifications/cancelled` naming it
  * interrupts it (no response is sent), and is passed on as well.
  */
-export const guard = (stdio: Stdio.Stdio, direct?: Direct): Effect.Effect<Stdio.Stdio, never, Scope.Scope> =>
+export const guard = (
+  stdio: Stdio.Stdio,
+  direct?: Direct,
+  options: { readonly maxMessageBytes?: number | undefined } = {}
+): Effect.Effect<Stdio.Stdio, never, Scope.Scope> =>
   Effect.gen(function* () {
     const fibers = yield* FiberSet.make<void>()
     // One writer for every answer made here: a sink per answer would add and remove stdout's listeners on each call.
@@ -95,14 +166,13 @@ export const guard = (stdio: Stdio.Stdio, direct?: Direct): Effect.Effect<Stdio.
         return true
       })
     }
+    const max = Math.min(largestMaxMessageBytes, Math.max(1, options.maxMessageBytes ?? defaultMaxMessageBytes))
     const stdin = Stream.suspend(() => {
-      let rest = ""
+      const split = lineSplitter(max)
       return stdio.stdin.pipe(
-        Stream.decodeText(),
-        Stream.mapEffect((chunk) => {
-          const parts = (rest + chunk).split("\n")
-          rest = parts.pop() ?? ""
-          return Effect.forEach(parts, (line) => {
+        Stream.mapEffect((chunk) =>
+          Effect.forEach(split(chunk), (line) => {
+            if (line === undefined) return Effect.as(write(tooLarge(max)), "")
             const verdict = check(line)
             if (verdict === undefined) return Effect.succeed("")
             if ("pass" in verdict) {
@@ -112,7 +182,7 @@ export const guard = (stdio: Stdio.Stdio, direct?: Direct): Effect.Effect<Stdio.
             }
             return Effect.as(write(verdict.answer), "")
           }).pipe(Effect.map((lines) => lines.join("")))
-        }),
+        ),
         Stream.filter((text) => text !== ""),
         Stream.encodeText
       )

@@ -237,6 +237,13 @@ const outputSchemas = Flag.Boolean("output-schemas").pipe(
   Flag.withDefault(false)
 )
 
+const maxMessageBytes = Flag.Int("max-message-bytes").pipe(
+  Flag.withDescription(
+    "MCP on stdio: the largest message read, in bytes (default 4 MiB, at most 16 MiB); a longer one is answered with a JSON-RPC error, unread"
+  ),
+  Flag.optional
+)
+
 const json = Flag.Boolean("json").pipe(
   Flag.withDescription("Print exactly one JSON object on stdout"),
   Flag.withDefault(false)
@@ -721,12 +728,16 @@ const exec = Command.make(
   )
 )
 
-const mcp = Command.make("mcp", { ...common, outputSchemas }, (flags) =>
+const mcp = Command.make("mcp", { ...common, outputSchemas, maxMessageBytes }, (flags) =>
   Effect.gen(function* () {
     const setup = yield* setupOf(flags, { stores: "sqlite", proofKey: true, profile: "local" })
     const road = Server.layer(setup)
     const Mcp = yield* loadMcp
-    yield* Layer.launch(Mcp.layerStdio({ outputSchemas: flags.outputSchemas }).pipe(Layer.provide(road))).pipe(
+    const served = Mcp.layerStdio({
+      outputSchemas: flags.outputSchemas,
+      maxMessageBytes: Option.getOrUndefined(flags.maxMessageBytes)
+    })
+    yield* Layer.launch(served.pipe(Layer.provide(road))).pipe(
       // Traces go to OpenTelemetry when the standard OTEL_* variables ask for it.
       Effect.provide(Telemetry.layer({ serviceVersion: version })),
       Effect.mapError(startupProblem)

@@ -25,19 +25,37 @@ import {
   Effect,
   Layer,
   Option,
+  Redacted,
   Schedule,
   Schema,
   Scope,
   Stream
 } from "effect"
 import * as Sse from "effect/encoding/Sse"
-import { HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import {
+  HttpIncomingMessage,
+  HttpRouter,
+  HttpServer,
+  HttpServerError,
+  HttpServerRequest,
+  HttpServerResponse
+} from "effect/http"
+import {
+  HttpApi,
+  HttpApiBuilder,
+  HttpApiEndpoint,
+  HttpApiGroup,
+  HttpApiMiddleware,
+  HttpApiSchema,
+  HttpApiSecurity,
+  OpenApi
+} from "effect/http-api"
 import { AuditStore } from "@ugent/wrappers"
 import * as Catalog from "../Catalog.ts"
 import * as Human from "../Human.ts"
 import * as Profile from "../Profile.ts"
 import * as Events from "../Events.ts"
+import * as JsonDepth from "../internal/jsonDepth.ts"
 import * as Invoke from "../Invoke.ts"
 import type * as Recipe from "../Recipe.ts"
 import * as Server from "../Server.ts"
@@ -138,6 +156,49 @@ export const Stats = Schema.Struct({
   analytics: AuditStore.AuditAnalytics
 }).annotate({ identifier: "Stats" })
 
+/**
+ * A failure of one tag: an endpoint with several failures of one shape is
+ * encoded with the status of the first whose schema fits, so each is told
+ * apart by its tag.
+ */
+const taggedFailure = (status: number, tag: string, kind: Invoke.FailureKind, description: string) =>
+  Schema.Struct({
+    ok: Schema.Literal(false),
+    error: Schema.Struct({ _tag: Schema.Literal(tag), message: Schema.String }),
+    kind: Schema.Literal(kind),
+    path: Schema.String,
+    callId: Schema.String
+  })
+    .annotate({ description })
+    .pipe(HttpApiSchema.status(status))
+
+/**
+ * The approver's credential, required by the endpoints that list and answer
+ * pending questions. It runs on the route the router matched, so no spelling
+ * of the URL reaches those endpoints without it; the agents' token never
+ * passes it, and a server without an approver's token refuses them all.
+ *
+ * @category middleware
+ * @since 0.2.0
+ */
+export class Approver extends HttpApiMiddleware.Service<Approver>()("ugent/agentese/Http/Approver", {
+  security: { bearer: HttpApiSecurity.bearer },
+  error: [
+    taggedFailure(
+      401,
+      "Unauthorized",
+      "denied",
+      "Answering needs the approver's token (Authorization: Bearer <UGENT_APPROVER_TOKEN>)."
+    ),
+    taggedFailure(
+      403,
+      "ApproverTokenRequired",
+      "denied",
+      "The server takes no answers over HTTP (no approver's token)."
+    )
+  ]
+}) {}
+
 const PathParam = {
   path: Schema.String.annotate({
     description:
@@ -199,13 +260,14 @@ export class V1 extends HttpApiGroup.make("v1")
       })
     ),
     HttpApiEndpoint.get("pending", "/pending", {
-      success: Schema.Struct({ questions: Schema.Array(Human.PendingQuestion) }),
-      error: failureWith(403, "The approver's token is required (Authorization: Bearer <UGENT_APPROVER_TOKEN>).")
-    }).annotateMerge(
-      OpenApi.annotations({
-        summary: "Questions waiting for a person: approvals of calls and a model's clarify questions."
-      })
-    ),
+      success: Schema.Struct({ questions: Schema.Array(Human.PendingQuestion) })
+    })
+      .middleware(Approver)
+      .annotateMerge(
+        OpenApi.annotations({
+          summary: "Questions waiting for a person: approvals of calls and a model's clarify questions."
+        })
+      ),
     HttpApiEndpoint.post("answer", "/pending/:id", {
       params: { id: Schema.String },
       payload: Schema.Struct({
@@ -217,11 +279,15 @@ export class V1 extends HttpApiGroup.make("v1")
         declined: Schema.optionalKey(Schema.Boolean)
       }),
       success: Schema.Struct({ answered: Schema.Boolean }),
-      error: [
-        failureWith(403, "The approver's token is required (Authorization: Bearer <UGENT_APPROVER_TOKEN>)."),
-        failureWith(404, "No such question waits (answered, timed out or unknown).")
-      ]
-    }).annotateMerge(OpenApi.annotations({ summary: "Answers a waiting question." })),
+      error: taggedFailure(
+        404,
+        "UnknownQuestion",
+        "not_found",
+        "No such question waits (answered, timed out or unknown)."
+      )
+    })
+      .middleware(Approver)
+      .annotateMerge(OpenApi.annotations({ summary: "Answers a waiting question." })),
     HttpApiEndpoint.get("events", "/events", {
       success: HttpApiSchema.StreamSse({ data: Events.EventSchema })
     }).annotateMerge(
@@ -332,7 +398,9 @@ export interface Options {
    * clarify): `Authorization: Bearer <approverToken>`. It is not the agents'
    * `token`, so an agent cannot approve its own calls. Without it the server
    * takes no answers over HTTP: the pending routes are refused and a call
-   * that needs a person is denied at once.
+   * that needs a person is denied at once. Where the server has a `token`,
+   * this one admits a request too (its holder calls as the configured
+   * observer, like an agent).
    */
   readonly approverToken?: string | undefined
   /** The interval of the keep-alive comments on `/v1/events` (default 15 s). */
@@ -377,11 +445,15 @@ const outcomeResponse = (outcome: Invoke.Outcome) => {
   })
 }
 
-const hostName = (host: string) => {
-  // "[::1]:8080" → "[::1]", "localhost:8080" → "localhost"
-  if (host.startsWith("[")) return host.slice(0, host.indexOf("]") + 1)
-  const colon = host.lastIndexOf(":")
-  return (colon >= 0 ? host.slice(0, colon) : host).toLowerCase()
+/**
+ * Whether a `Host` header names an allowed host. It is read strictly: a name
+ * or IPv4 address, or a bracketed IPv6 literal, then nothing or `:port`;
+ * anything else (`[::1]evil.com`, `localhost:port`) names no host, so no
+ * allowed one.
+ */
+const hostAllowed = (host: string, allowed: ReadonlyArray<string>): boolean => {
+  const m = /^(\[[0-9A-Fa-f:.]+\]|[^[\]:@/?#\s]+)(?::\d{0,5})?$/.exec(host)
+  return m !== null && allowed.includes(m[1]!.toLowerCase())
 }
 
 const sameSecret = (given: string, expected: string) => {
@@ -392,8 +464,12 @@ const sameSecret = (given: string, expected: string) => {
 
 /**
  * A global middleware refusing requests from a foreign `Host` (DNS
- * rebinding), a browser `Origin` not allowed, or without the server's token
- * when it has one; it guards every route on the router, the MCP endpoint too.
+ * rebinding), a browser `Origin` not allowed, or without a credential of the
+ * server when it has an agents' token, and bounding every body read to
+ * `maxBodyBytes`; it guards every route on the router, the MCP endpoint
+ * too. It decides nothing on the URL: which credential a route needs beyond
+ * admission is the route's own check, made on the route the router matched
+ * (the {@link Approver} of the pending questions).
  *
  * @category layers
  * @since 0.1.0
@@ -403,11 +479,13 @@ export const guard = (options: Options = {}): Layer.Layer<never, never, HttpRout
   const origins = new Set(options.allowedOrigins ?? [])
   const token = options.token === "" ? undefined : options.token
   const approverToken = options.approverToken === "" ? undefined : options.approverToken
+  // Every body read under the router is bounded, whichever route reads it (a route may set its own).
+  const maxBody = ByteSize.bytes(options.maxBodyBytes ?? 1024 * 1024)
   return HttpRouter.middleware(
     (effect) =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
         const host = request.headers.host
-        if (hosts !== "any" && host !== undefined && !hosts.includes(hostName(host))) {
+        if (hosts !== "any" && host !== undefined && !hostAllowed(host, hosts)) {
           return Effect.succeed(
             failureResponse(
               403,
@@ -418,30 +496,19 @@ export const guard = (options: Options = {}): Layer.Layer<never, never, HttpRout
             )
           )
         }
-        const given = /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? "")?.[1]?.trim()
-        const answering = request.url.startsWith("/v1/pending")
-        if (answering && approverToken === undefined) {
-          return Effect.succeed(
-            failureResponse(
-              403,
-              "ApproverTokenRequired",
-              "This server takes no answers over HTTP: start it with UGENT_APPROVER_TOKEN set, and answer with that token (the agents' token never answers).",
-              "denied",
-              ""
-            )
-          )
-        }
-        const expected = answering && approverToken !== undefined ? approverToken : token
-        if (expected !== undefined) {
-          if (given === undefined || !sameSecret(given, expected)) {
+        if (token !== undefined) {
+          // Admission: the agents' token, or the approver's (whose own routes check it again, as matched).
+          const given = bearerOf(request.headers.authorization)
+          const admitted =
+            given !== undefined &&
+            (sameSecret(given, token) || (approverToken !== undefined && sameSecret(given, approverToken)))
+          if (!admitted) {
             return Effect.succeed(
               HttpServerResponse.setHeader(
                 failureResponse(
                   401,
                   "Unauthorized",
-                  answering && approverToken !== undefined
-                    ? "Answering pending questions needs the approver's token: send Authorization: Bearer <UGENT_APPROVER_TOKEN>."
-                    : "This server needs its token: send Authorization: Bearer <token> (the UGENT_TOKEN it was started with).",
+                  "This server needs its token: send Authorization: Bearer <token> (the UGENT_TOKEN it was started with).",
                   "denied",
                   ""
                 ),
@@ -463,10 +530,44 @@ export const guard = (options: Options = {}): Layer.Layer<never, never, HttpRout
             )
           )
         }
-        return effect
+        return Effect.provideService(effect, HttpIncomingMessage.MaxBodySize, maxBody)
       }),
     { global: true }
   )
+}
+
+const bearerOf = (authorization: string | undefined) => /^Bearer\s+(.+)$/i.exec(authorization ?? "")?.[1]?.trim()
+
+/** The {@link Approver} middleware of a server: the approver's token, compared in constant time. */
+const approverLayer = (options: Options) => {
+  const approverToken = options.approverToken === "" ? undefined : options.approverToken
+  const refusal = (tag: string, message: string) => ({
+    ok: false as const,
+    error: { _tag: tag, message },
+    kind: "denied" as const,
+    path: "",
+    callId: ""
+  })
+  return Layer.succeed(Approver)({
+    bearer: (effect, { credential }) => {
+      if (approverToken === undefined) {
+        return Effect.fail(
+          refusal(
+            "ApproverTokenRequired",
+            "This server takes no answers over HTTP: start it with UGENT_APPROVER_TOKEN set, and answer with that token (the agents' token never answers)."
+          )
+        )
+      }
+      return sameSecret(Redacted.value(credential), approverToken)
+        ? effect
+        : Effect.fail(
+            refusal(
+              "Unauthorized",
+              "Answering pending questions needs the approver's token: send Authorization: Bearer <UGENT_APPROVER_TOKEN>."
+            )
+          )
+    }
+  })
 }
 
 const V1Handlers = (options: Options) =>
@@ -564,6 +665,15 @@ const V1Handlers = (options: Options) =>
               return tooBig
                 ? tooLarge(path, maxBody)
                 : failureResponse(400, "BodyUnreadable", "The request body could not be read.", "invalid_input", path)
+            }
+            if (JsonDepth.nestsDeeperThan(body.success)) {
+              return failureResponse(
+                400,
+                "InvalidJson",
+                `The body is nested deeper than ${JsonDepth.maxDepth} levels of arrays and objects. Send flatter input.`,
+                "invalid_input",
+                path
+              )
             }
             let input: unknown = {}
             if (body.success.trim() !== "") {
@@ -669,10 +779,36 @@ const notFoundRoute = HttpRouter.add(
  */
 export const layer = (options: Options = {}) =>
   Layer.mergeAll(
-    HttpApiBuilder.layer(Api, { openapiPath: "/v1/openapi.json" }).pipe(Layer.provide(V1Handlers(options))),
+    HttpApiBuilder.layer(Api, { openapiPath: "/v1/openapi.json" }).pipe(
+      Layer.provide(V1Handlers(options)),
+      Layer.provide(approverLayer(options))
+    ),
     notFoundRoute,
     guard(options)
   )
+
+/**
+ * A Node server that answers `503` to a request no handler has taken: in
+ * the instant between listening and serving, and after serving ends while
+ * it stops. Node leaves a request nobody listens for without an answer.
+ */
+const answeringUntilServed = () => {
+  const server = createServer()
+  server.on("request", (_request, response) => {
+    if (server.listenerCount("request") > 1) return
+    response.writeHead(503, { "content-type": "application/json", "retry-after": "1", connection: "close" })
+    response.end(
+      JSON.stringify({
+        ok: false,
+        error: { _tag: "NotServing", message: "The server is starting or stopping. Try again in a moment." },
+        kind: "unavailable",
+        path: "",
+        callId: ""
+      })
+    )
+  })
+  return server
+}
 
 /**
  * Options of a served API: the server's configuration, where to listen, the
@@ -737,12 +873,24 @@ export const serve = <E = never, R = never>(options: ServeOptions, routes?: Laye
   const app = routes === undefined ? api : Layer.mergeAll(api, routes)
   return Layer.unwrap(
     Effect.map(Deferred.make<void>(), (stopping) => {
-      const served = HttpRouter.serve(app, { disableListenLog: true, disableLogger: true }).pipe(
+      // The server listens only once the road and every route are built: a request sent while it starts is
+      // refused by the OS, where a server listening first took it and left it unanswered.
+      const served = Layer.effect(
+        HttpServer.HttpServer,
+        Effect.gen(function* () {
+          const handler = yield* HttpRouter.toHttpEffect(app)
+          const server = yield* NodeHttpServer.make(answeringUntilServed, {
+            port: options.port ?? 7345,
+            host,
+            // Open event streams end when stopping begins (below); the grace is for calls in flight.
+            gracefulShutdownTimeout: "5 seconds"
+          })
+          yield* server.serve(handler)
+          return server
+        })
+      ).pipe(
         Layer.provide(Layer.mergeAll(Server.layer(options), Layer.succeed(Stopping, Deferred.await(stopping)))),
-        Layer.provideMerge(
-          // Open event streams end when stopping begins (below); the grace is for calls in flight.
-          NodeHttpServer.layer(createServer, { port: options.port ?? 7345, host, gracefulShutdownTimeout: "5 seconds" })
-        )
+        Layer.provideMerge(NodeHttpServer.layerHttpServices)
       )
       // Built after the server, so released before it: event streams end before the server waits for its connections.
       return Layer.effectDiscard(Effect.addFinalizer(() => Deferred.succeed(stopping, undefined))).pipe(

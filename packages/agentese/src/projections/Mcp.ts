@@ -13,7 +13,7 @@ import { randomUUID } from "node:crypto"
 import { Boundary, Observer } from "@ugent/core"
 import { Context, Duration, Effect, Layer, Logger, Option, Stdio } from "effect"
 import { McpProtocol, McpSchema, McpServer } from "effect/ai"
-import { HttpRouter } from "effect/http"
+import { HttpRouter, HttpServerRequest } from "effect/http"
 import * as Catalog from "../Catalog.ts"
 import * as Families from "../Families.ts"
 import * as Human from "../Human.ts"
@@ -56,6 +56,13 @@ export interface Options {
    * larger; turn it on for clients that use the schemas.
    */
   readonly outputSchemas?: boolean | undefined
+  /**
+   * On stdio, the largest message read (default 4 MiB, at most 16 MiB, the
+   * line limit of `effect/ai`'s decoder): a longer line is answered with a
+   * JSON-RPC `-32600` error naming the cap and is not read. Over HTTP,
+   * `maxBodyBytes` bounds a request.
+   */
+  readonly maxMessageBytes?: number | undefined
 }
 
 /**
@@ -73,6 +80,13 @@ export interface HttpOptions extends Options {
   readonly maxBodyBytes?: number | undefined
   /** Live sessions at most (default 1,000); a new one then takes the place of one idle a minute, or is refused (503). */
   readonly maxSessions?: number | undefined
+  /**
+   * Live sessions of one client, by remote address, at most (default 100):
+   * its new session ends its least recently used one beyond that, so one
+   * client cannot hold the whole pool. Behind a proxy every client has the
+   * proxy's address; raise it there.
+   */
+  readonly maxSessionsPerClient?: number | undefined
   /** A session unused this long is ended (default 30 minutes). */
   readonly sessionIdleTimeout?: Duration.Input | undefined
   /**
@@ -284,7 +298,7 @@ export const registrationsWith = (options: {
   readonly pending: Option.Option<Human.PendingShape>
   /** Whether tools declare their output schema (default false: see `Options.outputSchemas`). */
   readonly outputSchemas?: boolean | undefined
-  /** This server's sessions' prefix (default a fresh one): shared with the stdio server's direct calls. */
+  /** This server's sessions' prefix (default a fresh one): shared with the stdio server's direct calls and the HTTP endpoint's session ends. */
   readonly instance?: string | undefined
 }): Layer.Layer<never, never, McpServer.McpServer | Services> =>
   Layer.unwrap(
@@ -319,12 +333,8 @@ export const registrationsWith = (options: {
           const { unwrap } = Catalog.inputShape(described.input)
           const handle = (args: unknown) =>
             Effect.flatMap(Effect.serviceOption(McpSchema.McpServerClient), (client) =>
-              within(captured)(
-                road.invoke({
-                  path: entry.path,
-                  input: unwrap(args ?? {}),
-                  session: Option.isSome(client) ? sessionOf(instance, client.value.clientId) : undefined
-                })
+              Effect.flatMap(sessionOfRequest(instance, client), (session) =>
+                within(captured)(road.invoke({ path: entry.path, input: unwrap(args ?? {}), session }))
               ).pipe(
                 // The person behind this client answers its questions: by elicitation, else as the server says.
                 Effect.provideService(
@@ -351,7 +361,24 @@ export const registrationsWith = (options: {
 
 const newInstance = () => randomUUID().slice(0, 8)
 
-const sessionOf = (instance: string, clientId: number) => `mcp:${instance}:${clientId}`
+const sessionOf = (instance: string, client: number | string) => `mcp:${instance}:${client}`
+
+const httpSession = (instance: string, id: string) => sessionOf(instance, `http:${id}`)
+
+/**
+ * The session of a call: on streamable HTTP its `Mcp-Session-Id` (the
+ * transport's client id is one per POST there, and the endpoint has refused
+ * an unknown id before a tool runs), else its client (stdio's one).
+ */
+const sessionOfRequest = (
+  instance: string,
+  client: Option.Option<McpSchema.McpServerClient["Service"]>
+): Effect.Effect<string | undefined> =>
+  Effect.map(Effect.serviceOption(HttpServerRequest.HttpServerRequest), (request) => {
+    const id = Option.isSome(request) ? request.value.headers["mcp-session-id"] : undefined
+    if (id !== undefined) return httpSession(instance, id)
+    return Option.isSome(client) ? sessionOf(instance, client.value.clientId) : undefined
+  })
 
 /** The stdio transport has one client, and `effect/ai` numbers it 0. */
 const stdioClient = 0
@@ -472,7 +499,9 @@ export const layerStdio = (options: Options = {}): Layer.Layer<never, never, Ser
         Layer.provide(
           Layer.effect(
             Stdio.Stdio,
-            Effect.flatMap(Stdio.Stdio, (stdio) => StdioGuard.guard(stdio, direct))
+            Effect.flatMap(Stdio.Stdio, (stdio) =>
+              StdioGuard.guard(stdio, direct, { maxMessageBytes: options.maxMessageBytes })
+            )
           )
         )
       )
@@ -495,10 +524,15 @@ export const layerHttp = (options: HttpOptions): Layer.Layer<never, never, Servi
       const router = yield* HttpRouter.HttpRouter
       // Calls whose client cannot elicit ask the server's pending questions only when an operator answers them.
       const pending = options.askPending === true ? yield* Effect.serviceOption(Human.Pending) : Option.none()
+      const road = yield* Invoker
+      const instance = newInstance()
       const watched = McpSessions.watch(router, String(options.path), {
         maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
         maxSessions: options.maxSessions ?? 1000,
-        idleMillis: Duration.toMillis(Duration.fromInputUnsafe(options.sessionIdleTimeout ?? "30 minutes"))
+        maxSessionsPerClient: Math.max(1, options.maxSessionsPerClient ?? 100),
+        idleMillis: Duration.toMillis(Duration.fromInputUnsafe(options.sessionIdleTimeout ?? "30 minutes")),
+        // The proofs a session was shown go with it.
+        onEnd: (id) => road.endSession(httpSession(instance, id))
       })
       const endpoint = Layer.effectDiscard(
         Layer.build(
@@ -510,7 +544,7 @@ export const layerHttp = (options: HttpOptions): Layer.Layer<never, never, Servi
             allowedOrigins: options.allowedOrigins,
             allowSessionTermination: true,
             protocols,
-            registrations: registrationsWith({ pending, outputSchemas: options.outputSchemas })
+            registrations: registrationsWith({ pending, outputSchemas: options.outputSchemas, instance })
           }).pipe(Layer.orDie)
         )
       ).pipe(Layer.provide(Layer.succeed(HttpRouter.HttpRouter, watched.router)))

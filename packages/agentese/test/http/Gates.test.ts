@@ -8,8 +8,8 @@ import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import type { Trust } from "@ugent/core"
-import { Effect } from "effect"
-import { get, invokeUrl, post, serve } from "./fixture.ts"
+import { Effect, Fiber } from "effect"
+import { get, invokeUrl, post, raw, serve } from "./fixture.ts"
 
 const identityClaims = {
   authorization: "Bearer admin",
@@ -112,6 +112,109 @@ describe("Http gates", () => {
           asked.map((a) => a.tool),
           ["world.tools.file.list"]
         )
+      })
+    )
+  })
+
+  describe("an agent cannot answer its own approval (issue 24 #2)", () => {
+    /** Spellings of the list route the router matches (or may), as sent on the wire. */
+    const listSpellings = [
+      "/v1/pending",
+      "/V1/pending",
+      "/v1/PENDING",
+      "/v1//pending",
+      "//v1/pending",
+      "/v1/%70ending",
+      "/%761/pending",
+      "/v1/pending/",
+      "/v1/./pending",
+      "/v1/x/../pending",
+      "/v1/%2Fpending",
+      "/v1/pending?x=1",
+      "/v1/pending;x"
+    ]
+    const answerSpellings = (id: string) => [
+      ...listSpellings.filter((s) => !s.includes("?")).map((s) => `${s.replace(/\/$/, "")}/${id}`),
+      `/v1/pending//${id}`,
+      `/v1/pending%2F${id}`,
+      `/v1/pending/${id}/`,
+      `/v1/pending/${id}?answer=approve`,
+      `/v1/pending/./${id}`
+    ]
+    const operator = { authorization: "Bearer operator-secret" }
+    /** Refused for the credential (401, 403), or a spelling no route matches (404 RouteNotFound). */
+    const refused = (r: { status: number; body: { error?: { _tag?: string } } }) =>
+      r.status === 401 ||
+      r.status === 403 ||
+      (r.status === 404 && ["RouteNotFound", "NotFound"].includes(r.body?.error?._tag ?? "NotFound"))
+    const json = { "content-type": "application/json" }
+
+    for (const agentToken of ["agent-secret", undefined]) {
+      it.live(
+        `threat: an agent lists and approves its own write through another spelling of /v1/pending (${agentToken === undefined ? "no agent token" : "with an agent token"})`,
+        () =>
+          Effect.gen(function* () {
+            const { url, root } = yield* serve({
+              trust: 1,
+              recipe: { requireApproval: ["world.tools.file.write"] },
+              token: agentToken,
+              approverToken: "operator-secret",
+              approvalTimeout: "60 seconds"
+            })
+            const agent: Record<string, string> =
+              agentToken === undefined ? {} : { authorization: `Bearer ${agentToken}` }
+            const write = yield* Effect.forkChild(
+              post(invokeUrl(url, "world.tools.file.write"), { path: "c.txt", content: "x" }, agent)
+            )
+            let id: string | undefined
+            for (let i = 0; i < 200 && id === undefined; i++) {
+              yield* Effect.sleep("25 millis")
+              id = (yield* get(`${url}/v1/pending`, operator)).body.questions?.[0]?.id
+            }
+            assert.isDefined(id)
+            // The agent presents its own credential, or none, or a forged one.
+            const credentials = [agent, {}, { authorization: "Bearer agent-secret" }, { authorization: "Bearer x" }]
+            const got: Array<string> = []
+            for (const headers of credentials) {
+              for (const path of listSpellings) {
+                const r = yield* raw(url, { path, headers })
+                if (!refused(r) || JSON.stringify(r.body).includes(id!)) got.push(`GET ${path} ${r.status}`)
+              }
+              for (const path of answerSpellings(id!)) {
+                const body = JSON.stringify({ answer: "approve" })
+                const r = yield* raw(url, { method: "POST", path, headers: { ...json, ...headers }, chunks: [body] })
+                if (!refused(r)) got.push(`POST ${path} ${r.status} ${JSON.stringify(r.body)}`)
+              }
+            }
+            assert.deepStrictEqual(got, [])
+            // The question still waits for the person, who refuses it: nothing is written.
+            const waiting = yield* get(`${url}/v1/pending`, operator)
+            assert.deepStrictEqual(
+              waiting.body.questions.map((q: { id: string }) => q.id),
+              [id]
+            )
+            const denied = yield* post(`${url}/v1/pending/${id}`, { answer: "deny" }, operator)
+            assert.strictEqual(denied.status, 200)
+            const r = yield* Fiber.join(write)
+            assert.strictEqual(r.status, 403)
+            assert.strictEqual(r.body.error._tag, "ApprovalDenied")
+            assert.isFalse(existsSync(join(root, "c.txt")))
+          }),
+        30_000
+      )
+    }
+
+    it.live("threat: with no approver's token configured, no spelling of /v1/pending answers anyone", () =>
+      Effect.gen(function* () {
+        const { url } = yield* serve({ recipe: { requireApproval: ["world.tools.file.write"] } })
+        for (const path of listSpellings) {
+          const r = yield* raw(url, { path })
+          assert.isTrue(refused(r), `${path}: ${r.status} ${JSON.stringify(r.body)}`)
+        }
+        for (const path of answerSpellings("q-1")) {
+          const r = yield* raw(url, { method: "POST", path, headers: json, chunks: ['{"answer":"approve"}'] })
+          assert.isTrue(refused(r), `${path}: ${r.status} ${JSON.stringify(r.body)}`)
+        }
       })
     )
   })

@@ -130,6 +130,37 @@ describe("Http", () => {
       })
     )
 
+    it.live("threat: a 100,000-deep JSON body gets no clear answer, and the next request is lost", () =>
+      Effect.gen(function* () {
+        const { url } = yield* serve({ mcp: true })
+        const deep = (depth: number) => `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`
+        for (const body of [`{"path":"a.txt","x":${deep(100_000)}}`, `${"[".repeat(100_000)}${"]".repeat(100_000)}`]) {
+          const r = yield* post(invokeUrl(url, "world.tools.file.read"), body)
+          assert.strictEqual(r.status, 400, JSON.stringify(r.body).slice(0, 300))
+          assert.strictEqual(r.body.error._tag, "InvalidJson")
+          assert.match(r.body.error.message, /nested deeper than \d+/)
+          const next = yield* post(invokeUrl(url, "world.tools.file.read"), { path: "a.txt" })
+          assert.strictEqual(next.status, 200)
+        }
+      })
+    )
+
+    it.live("threat: a 100,000-deep JSON message to /mcp gets no clear answer, and the next request is lost", () =>
+      Effect.gen(function* () {
+        const { url } = yield* serve({ mcp: true })
+        const deep = (depth: number) => `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`
+        const headers = { accept: "application/json, text/event-stream" }
+        const initialize = (capabilities: string) =>
+          `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":${capabilities},"clientInfo":{"name":"t","version":"0"}}}`
+        const refused = yield* post(`${url}/mcp`, initialize(`{"x":${deep(100_000)}}`), headers)
+        assert.strictEqual(refused.status, 400, JSON.stringify(refused.body).slice(0, 300))
+        assert.strictEqual(refused.body.error.code, -32600)
+        assert.match(refused.body.error.message, /nested deeper than \d+/)
+        const served = yield* post(`${url}/mcp`, initialize("{}"), headers)
+        assert.strictEqual(served.status, 200)
+      })
+    )
+
     it.live("is 400 for a body that is not JSON", () =>
       Effect.gen(function* () {
         const { url } = yield* serve()
@@ -221,6 +252,27 @@ describe("Http", () => {
           chunks: ['{"path": "a.txt", "pad": "', "x".repeat(1000), "x".repeat(1000), '"}']
         })
         assert.strictEqual(r.status, 413)
+      })
+    )
+  })
+
+  describe("body limits on every route (issue 24, low)", () => {
+    it.live("threat: a body over the limit to the answer route is read whole", () =>
+      Effect.gen(function* () {
+        const { url } = yield* serve({ maxBodyBytes: 1024, approverToken: "operator-secret" })
+        const operator = { authorization: "Bearer operator-secret" }
+        const r = yield* post(`${url}/v1/pending/q-1`, { answer: "x".repeat(4096) }, operator)
+        assert.strictEqual(r.status, 413)
+        const chunked = yield* raw(`${url}/v1/pending/q-1`, {
+          method: "POST",
+          headers: { ...operator, "content-type": "application/json", "transfer-encoding": "chunked" },
+          chunks: ['{"answer": "', "x".repeat(1000), "x".repeat(1000), "x".repeat(1000), '"}']
+        })
+        assert.strictEqual(chunked.status, 413)
+        // Under the limit, the route answers as usual.
+        const small = yield* post(`${url}/v1/pending/q-1`, { answer: "approve" }, operator)
+        assert.strictEqual(small.status, 404)
+        assert.strictEqual(small.body.error._tag, "UnknownQuestion")
       })
     )
   })
@@ -320,6 +372,44 @@ describe("Http", () => {
         assert.strictEqual(r.body.error._tag, "HostDenied")
         const local = yield* raw(`${url}/v1/paths`, { headers: { host: `localhost:${new URL(url).port}` } })
         assert.strictEqual(local.status, 200)
+      })
+    )
+
+    it.live("threat: a Host that only starts with a loopback literal ([::1]evil.com) is refused", () =>
+      Effect.gen(function* () {
+        const { url } = yield* serve()
+        const port = new URL(url).port
+        const foreign = [
+          "[::1]evil.com",
+          `[::1]evil.com:${port}`,
+          `[::1]:${port}evil.com`,
+          "[::1].evil.com",
+          "[::1]@evil.com",
+          "[::1",
+          "[::1]]",
+          `[::1]:${port}:${port}`,
+          `localhost:${port}:${port}`,
+          "localhost.evil.com",
+          "localhost:port",
+          "127.0.0.1.evil.com",
+          "evil.com#localhost"
+        ]
+        const accepted: Array<string> = []
+        for (const host of foreign) {
+          const r = yield* raw(`${url}/v1/paths`, { headers: { host } })
+          if (r.status !== 403 || r.body.error?._tag !== "HostDenied") accepted.push(`${host}: ${r.status}`)
+        }
+        assert.deepStrictEqual(accepted, [])
+        for (const host of [
+          "localhost",
+          `localhost:${port}`,
+          "LOCALHOST",
+          `[::1]:${port}`,
+          "[::1]",
+          `127.0.0.1:${port}`
+        ]) {
+          assert.strictEqual((yield* raw(`${url}/v1/paths`, { headers: { host } })).status, 200, host)
+        }
       })
     )
 

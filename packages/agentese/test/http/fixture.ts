@@ -75,19 +75,25 @@ export const post = (url: string, body: unknown, headers: Record<string, string>
     reply
   )
 
-/** A raw request with node:http, for headers fetch does not let a caller set (Host) or a chunked body. */
+/**
+ * A raw request with node:http, for headers fetch does not let a caller set (Host), a chunked body, or a path
+ * sent as spelled (`path`: fetch would normalise `/v1/./x` and `..` away).
+ */
 export const raw = (
   url: string,
   options: {
     readonly method?: string
     readonly headers?: Record<string, string>
     readonly chunks?: ReadonlyArray<string>
+    readonly path?: string
   }
 ) =>
   Effect.promise(
     () =>
       new Promise<{ status: number; body: Json }>((resolve, reject) => {
-        const req = httpRequest(url, { method: options.method ?? "GET", headers: options.headers }, (res) => {
+        const { hostname, port, pathname, search } = new URL(url)
+        const target = { hostname, port, path: options.path ?? `${pathname}${search}` }
+        const req = httpRequest({ ...target, method: options.method ?? "GET", headers: options.headers }, (res) => {
           let text = ""
           res.setEncoding("utf8")
           res.on("data", (c) => {
