@@ -111,11 +111,11 @@ export const neverAsk: ReadonlySet<string> = new Set([
 /**
  * The built-in families that need no configuration, in the order they are registered.
  *
- * **Example** (Their names)
+ * **Example** (The file tools are among them)
  * ```ts
  * import { Families } from "@ugent/agentese"
- * console.log(Families.builtIn.map((f) => f.name))
- * // => [ 'file', 'search', 'git', 'memory' ]
+ * console.log(Families.builtIn.some((f) => f.name === "file"))
+ * // => true
  * ```
  *
  * @category families
