@@ -167,6 +167,26 @@ describe("a family from a module outside packages/", () => {
     assert.strictEqual((onlyJson(denied).error as { _tag: string })._tag, "TrustDenied")
   })
 
+  it("ugent describe and ugent exec --family serve it too", async () => {
+    const described = await inProject(["describe", "self.tools.greet.hello", "--family", "./greet.ts", "--json"])
+    assert.strictEqual(described.code, 0, described.stderr)
+    assert.strictEqual(onlyJson(described).description, "Greets someone.")
+    const executed = await inProject([
+      "exec",
+      "--text",
+      "EXECUTE: self.tools.greet.hello --who=fay",
+      "--family",
+      "./greet.ts",
+      "--json"
+    ])
+    assert.strictEqual(executed.code, 0, executed.stdout + executed.stderr)
+    const outcomes = onlyJson(executed).outcomes as ReadonlyArray<{ result: unknown }>
+    assert.deepStrictEqual(
+      outcomes.map((o) => o.result),
+      [{ text: "hello, fay" }]
+    )
+  })
+
   it("ugent mcp --family serves it to the official SDK client", async () => {
     const root = workspace()
     const client = new Client({ name: "ugent-test", version: "0.0.0" })
