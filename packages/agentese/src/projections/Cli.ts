@@ -657,6 +657,8 @@ const exec = Command.make(
 
 const mcp = Command.make("mcp", { ...common, outputSchemas }, (flags) =>
   Effect.gen(function* () {
+    // Stdout carries only protocol messages: what a family's own code prints (--family) goes to stderr.
+    globalThis.console = new console.Console({ stdout: process.stderr, stderr: process.stderr })
     const setup = yield* setupOf(flags, { stores: "sqlite", proofKey: true, profile: "local" })
     const road = Server.layer(setup)
     const Mcp = yield* loadMcp

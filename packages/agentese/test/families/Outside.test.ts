@@ -95,6 +95,10 @@ import { Family, Tool } from "@ugent/core"
 const upper = Tool.fromFunction({ name: "shout.upper", f: (s) => s.toUpperCase() })
 export default Family.make({ name: "shout", prefix: "self.tools", tools: { "shout.upper": upper } })
 `,
+    "chatty.ts": `console.log("loading the chatty family")\n${oneTool("chatty", "self.tools", "chatty.echo")}`.replace(
+      "f: (s: string) => s",
+      'f: (s: string) => { console.log("echoing", s); return s }'
+    ),
     "throws.js": `throw new Error("boom while importing")\n`,
     "named.ts": oneTool("named", "self.tools", "named.one").replace("export default", "export const family ="),
     "lookalike.js": `export default { name: "lookalike", prefix: "self.tools", tools: {} }\n`,
@@ -204,6 +208,33 @@ describe("a family from a module outside packages/", () => {
       const result = await client.callTool({ name: "self_tools_greet_hello", arguments: { who: "bob" } })
       assert.notStrictEqual(result.isError, true, JSON.stringify(result))
       assert.deepStrictEqual(result.structuredContent, { text: "hello, bob" })
+    } finally {
+      await client.close()
+    }
+  })
+
+  it("ugent mcp --family: what the family prints goes to stderr, never into the protocol on stdout", async () => {
+    const root = workspace()
+    const errors: Array<unknown> = []
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [bin, "mcp", "--family", "./chatty.ts", "--root", root, "--stores", "memory"],
+      cwd: project,
+      stderr: "pipe"
+    })
+    let stderr = ""
+    transport.stderr?.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString("utf8")
+    })
+    const client = new Client({ name: "ugent-test", version: "0.0.0" })
+    client.onerror = (error) => errors.push(error)
+    await client.connect(transport)
+    try {
+      const result = await client.callTool({ name: "self_tools_chatty_echo", arguments: { input: "hi" } })
+      assert.notStrictEqual(result.isError, true, JSON.stringify(result))
+      assert.deepStrictEqual(errors, [])
+      assert.include(stderr, "loading the chatty family")
+      assert.include(stderr, "echoing hi")
     } finally {
       await client.close()
     }
