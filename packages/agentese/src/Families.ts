@@ -25,7 +25,7 @@
  */
 import { statSync } from "node:fs"
 import { isAbsolute, join, resolve } from "node:path"
-import { pathToFileURL } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import { Family, ToolError } from "@ugent/core"
 import { Files, Git, Sandbox, Search, System, Web } from "@ugent/tools"
 import { Sandboxed, Summarized } from "@ugent/wrappers"
@@ -154,11 +154,16 @@ const resolveModule = (specifier: string, from: string): Effect.Effect<string, F
   const fail = (issue: string) => Effect.fail(new FamilyError({ module: specifier, issue }))
   if (specifier.trim() === "") return fail("is empty: give a file (./family.ts) or a package name")
   if (isFileSpecifier(specifier)) {
-    const file = specifier.startsWith("file:") ? new URL(specifier) : pathToFileURL(resolve(from, specifier))
+    let file: string
+    try {
+      file = specifier.startsWith("file:") ? fileURLToPath(specifier) : resolve(from, specifier)
+    } catch (e) {
+      return fail(`is not a file URL: ${ToolError.messageOf(e)}`)
+    }
     const stat = statSync(file, { throwIfNoEntry: false })
-    if (stat === undefined) return fail(`is not found: ${file.pathname} does not exist`)
-    if (!stat.isFile()) return fail(`is not a file: ${file.pathname} is a directory; name the module file in it`)
-    return Effect.succeed(file.href)
+    if (stat === undefined) return fail(`is not found: ${file} does not exist`)
+    if (!stat.isFile()) return fail(`is not a file: ${file} is a directory; name the module file in it`)
+    return Effect.succeed(pathToFileURL(file).href)
   }
   return Effect.try({
     try: () => resolveImport(specifier, pathToFileURL(join(from, "_")).href),

@@ -10,10 +10,12 @@ import type { ChildProcess } from "node:child_process"
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
+import { pathToFileURL } from "node:url"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Families, Server, Toolkit } from "@ugent/agentese"
+import { Family } from "@ugent/core"
 import { Effect, Stream } from "effect"
 import { bin, exited, onlyJson, repository, start, ugent, workspace } from "../cli/fixture.ts"
 
@@ -311,6 +313,21 @@ describe("a family from a module outside packages/", () => {
       const last = yield* Stream.runLast(results)
       assert.deepStrictEqual(last._tag === "Some" ? last.value.result : undefined, { text: "hello, eve" })
     }).pipe(Effect.scoped)
+  )
+
+  it.effect(
+    "Families.load takes an absolute path or a file: URL as well, and remembers where the family came from",
+    () =>
+      Effect.gen(function* () {
+        for (const specifier of [join(project, "greet.ts"), pathToFileURL(join(project, "greet.ts")).href]) {
+          const family = yield* Families.load(specifier, { from: tmpdir() })
+          assert.isTrue(Family.isFamily(family))
+          assert.strictEqual(family.name, "greet")
+          assert.strictEqual(Families.origin(family), specifier)
+        }
+        const error = yield* Effect.flip(Families.load("file://elsewhere/greet.ts", { from: project }))
+        assert.include(error.message, "The family module file://elsewhere/greet.ts is not a file URL")
+      })
   )
 
   it("Server.layer refuses a recipe whose families were not loaded, rather than serve without them", () => {
