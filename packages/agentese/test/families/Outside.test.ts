@@ -423,11 +423,22 @@ describe("a family module that cannot be served stops the command (exit 2), nami
     )
   })
 
-  it("on every command that builds a server: invoke, mcp and serve refuse before they start", async () => {
-    for (const command of [["invoke", "self.tools.greet.hello"], ["mcp"], ["serve", "--port", "0"]]) {
-      const run = await inProject([...command, "--family", "./missing.ts"])
-      assert.strictEqual(run.code, 2, `${command[0]}: ${run.stderr}`)
-      assert.include(run.stderr, "The family module ./missing.ts is not found", command[0])
+  it("on every command that builds a server, before it starts", async () => {
+    const commands = [
+      ["list"],
+      ["describe", "self.tools.greet.hello"],
+      ["invoke", "self.tools.greet.hello"],
+      ["exec", "--text", "EXECUTE: self.tools.greet.hello --who=x"],
+      ["mcp"],
+      ["serve", "--port", "0"],
+      ["agent", "greet ann"],
+      ["report", "--deterministic"],
+      ["stats"]
+    ]
+    const runs = await Promise.all(commands.map((command) => inProject([...command, "--family", "./missing.ts"])))
+    for (const [i, run] of runs.entries()) {
+      assert.strictEqual(run.code, 2, `${commands[i]![0]}: ${run.stderr}`)
+      assert.include(run.stderr, "The family module ./missing.ts is not found", commands[i]![0])
     }
-  })
+  }, 120_000)
 })
