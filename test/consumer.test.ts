@@ -211,6 +211,50 @@ describe.skipIf(!reachable)(
       expect(outcome.result.content).toBe("1\talpha\n2\tbeta")
     })
 
+    it("the installed ugent serves a family from the project's own module (built with the project's effect, run by the bundle)", async () => {
+      writeFileSync(
+        join(project, "greet.ts"),
+        [
+          'import { Family, Tool } from "@ugent/core"',
+          'import { Workspace } from "@ugent/tools"',
+          'import { Context, Effect, Layer, Schema } from "effect"',
+          'class Greeting extends Context.Service<Greeting, string>()("consumer/Greeting") {}',
+          "const hello = Tool.make({",
+          '  name: "greet.hello",',
+          '  description: "Greets someone from the workspace.",',
+          "  input: Schema.Struct({ who: Schema.String }),",
+          "  output: Schema.Struct({ text: Schema.String }),",
+          "  run: ({ who }) =>",
+          "    Effect.gen(function* () {",
+          "      const greeting = yield* Greeting",
+          "      const ws = yield* Workspace.Workspace",
+          "      return { text: `${greeting}, ${who}, in ${ws.root}` }",
+          "    })",
+          "})",
+          'export default Family.make({ name: "greet", prefix: "self.tools", tools: { "greet.hello": hello }, layer: Layer.succeed(Greeting, "hello") })'
+        ].join("\n")
+      )
+      const greeted = await run(
+        installed.bin,
+        [
+          "invoke",
+          "self.tools.greet.hello",
+          "--family",
+          join(project, "greet.ts"),
+          "--input",
+          '{"who":"ann"}',
+          "--root",
+          work,
+          "--stores",
+          "memory",
+          "--json"
+        ],
+        work
+      )
+      expect(greeted.code, greeted.stdout + greeted.stderr).toBe(0)
+      expect((JSON.parse(greeted.stdout) as { result: unknown }).result).toEqual({ text: `hello, ann, in ${work}` })
+    })
+
     it("the installed ugent converts a large page (over 128 KB) to Markdown in its worker", async () => {
       // A page of about 200 KB from a loopback server, which a recipe allows.
       const paragraphs = Array.from(

@@ -98,7 +98,13 @@ export const RecipeSchema = Schema.Struct({
   /** Whether shell commands may use the network (default false: the sandbox has none). */
   shellNetwork: Schema.optionalKey(Schema.Boolean),
   /** The largest result a call returns, in estimated tokens (characters / 4); a larger one goes to working memory. */
-  resultBudgetTokens: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(100)))
+  resultBudgetTokens: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(100))),
+  /**
+   * Modules whose default export is a tool family, served after the
+   * built-in ones: files (`"./families/notes.ts"`) relative to the recipe's
+   * directory, or packages resolved from there as Node's `import` would.
+   */
+  families: Schema.optionalKey(Schema.Array(Schema.String.check(Schema.isMinLength(1))))
 }).annotate({ title: "Recipe", description: "The policy of a room: what a caller may see and call." })
 
 /**

@@ -52,6 +52,34 @@ export class UnknownPath extends Schema.TaggedError<UnknownPath>()("UnknownPath"
 }
 
 /**
+ * Families that cannot be served together, found when the server starts:
+ * two families with one name, two tools at one path, or a path that is not
+ * well-formed.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class FamilyConflict extends Schema.TaggedError<FamilyConflict>()("FamilyConflict", {
+  reason: Schema.Literals(["path", "name", "malformed"]),
+  /** The path (or, for `name`, the name) in question. */
+  subject: Schema.String,
+  /** The families involved: two for a clash, one for a malformed path. */
+  families: Schema.Array(Schema.String)
+}) {
+  static readonly kind: ToolError.Kind = "invalid_input"
+  override get message(): string {
+    const [first = "", second = first] = this.families
+    if (this.reason === "path") {
+      return `The families ${first} and ${second} both register ${this.subject}, and a path has one tool: give one family's tools other names, or the family another prefix.`
+    }
+    if (this.reason === "name") {
+      return `Two families are named ${this.subject}, and a name tells a family's tools apart in listings and records: give one of them another name.`
+    }
+    return `The family ${first} registers ${this.subject}, which is not a path (lowercase words joined by dots, such as self.tools.notes.add): give its prefix or tool another name.`
+  }
+}
+
+/**
  * The protocol hints of a path (the MCP annotations).
  *
  * @category models
@@ -244,8 +272,36 @@ export const entriesOf = (
   )
 
 /**
+ * The first conflict among built families, if any (see {@link FamilyConflict}).
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const conflictOf = (
+  built: ReadonlyArray<{ readonly family: Family.Any; readonly members: Readonly<Record<string, Family.Member>> }>
+): FamilyConflict | undefined => {
+  const names = new Set<string>()
+  for (const { family } of built) {
+    if (names.has(family.name))
+      return new FamilyConflict({ reason: "name", subject: family.name, families: [family.name, family.name] })
+    names.add(family.name)
+  }
+  const byPath = new Map<string, string>()
+  for (const entry of entriesOf(built)) {
+    if (!isPath(entry.path))
+      return new FamilyConflict({ reason: "malformed", subject: entry.path, families: [entry.family] })
+    const first = byPath.get(entry.path)
+    if (first !== undefined)
+      return new FamilyConflict({ reason: "path", subject: entry.path, families: [first, entry.family] })
+    byPath.set(entry.path, entry.family)
+  }
+  return undefined
+}
+
+/**
  * Builds every family in the layer's scope (their services live as long as
- * the registry) and registers their tools.
+ * the registry) and registers their tools; families that cannot be served
+ * together fail with {@link FamilyConflict}.
  *
  * **Example** (A registry of one family)
  * ```ts
@@ -264,14 +320,25 @@ export const entriesOf = (
  */
 export const build = <const F extends ReadonlyArray<Family.Any>>(
   families: F
-): Effect.Effect<RegistryShape, Family.Failure<F[number]>, Family.Requirements<F[number]> | Scope.Scope> =>
-  Effect.map(
+): Effect.Effect<
+  RegistryShape,
+  Family.Failure<F[number]> | FamilyConflict,
+  Family.Requirements<F[number]> | Scope.Scope
+> =>
+  Effect.flatMap(
     // Families are built side by side: their start-up probes (a sandbox, a git binary) overlap.
     Effect.forEach(families, (family) => Effect.map(family.build, (members) => ({ family, members })), {
       concurrency: "unbounded"
     }),
-    (built) => make(entriesOf(built))
-  ) as Effect.Effect<RegistryShape, Family.Failure<F[number]>, Family.Requirements<F[number]> | Scope.Scope>
+    (built) => {
+      const conflict = conflictOf(built)
+      return conflict === undefined ? Effect.succeed(make(entriesOf(built))) : Effect.fail(conflict)
+    }
+  ) as Effect.Effect<
+    RegistryShape,
+    Family.Failure<F[number]> | FamilyConflict,
+    Family.Requirements<F[number]> | Scope.Scope
+  >
 
 /**
  * A layer building the registry from families.
@@ -281,5 +348,5 @@ export const build = <const F extends ReadonlyArray<Family.Any>>(
  */
 export const layer = <const F extends ReadonlyArray<Family.Any>>(
   families: F
-): Layer.Layer<Registry, Family.Failure<F[number]>, Family.Requirements<F[number]>> =>
+): Layer.Layer<Registry, Family.Failure<F[number]> | FamilyConflict, Family.Requirements<F[number]>> =>
   Layer.effect(Registry, Effect.map(build(families), Registry.of))

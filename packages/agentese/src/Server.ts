@@ -60,6 +60,13 @@ export interface Options {
   /** The families served (default {@link Families.standard}, configured from the recipe). */
   readonly families?: ReadonlyArray<Family.Family<HostServices, unknown>> | undefined
   /**
+   * Families served after `families` (or the standard ones): families from
+   * outside the packages, such as the modules of `ugent --family` and of a
+   * recipe's `families`, loaded with `Families.load`. A path or a name
+   * taken twice stops the server at start (`Registry.FamilyConflict`).
+   */
+  readonly extraFamilies?: ReadonlyArray<Family.Family<HostServices, unknown>> | undefined
+  /**
    * A model for the tools that call one (`world.tools.model.summarize`,
    * `world.tools.model.extract`): a `LanguageModel` layer such as
    * `Model.fromEnv()` or a provider's. Without it those tools are not offered.
@@ -244,15 +251,23 @@ export const layer = (options: Options) => {
   if (options.unsandboxed !== undefined && options.trust !== 3) {
     throw new Error("Server.layer: an unsandboxed shell is served only to an L3 caller (trust: 3).")
   }
-  const families: ReadonlyArray<Family.Family<HostServices, unknown>> =
-    options.families ??
-    Families.standard({
-      allowHosts: options.recipe?.allowHosts,
-      shell: options.recipe?.shell,
-      shellNetwork: options.shellNetwork ?? options.recipe?.shellNetwork,
-      unsandboxed: options.unsandboxed,
-      sandboxUser: options.sandboxUser
-    })
+  if ((options.recipe?.families?.length ?? 0) > 0 && options.extraFamilies === undefined) {
+    // A recipe names modules relative to its own file, which only its loader knows.
+    throw new Error(
+      "Server.layer: the recipe names families; load them with Families.loadAll(recipe.families, { from: <the recipe's directory> }) and pass them as extraFamilies."
+    )
+  }
+  const families: ReadonlyArray<Family.Family<HostServices, unknown>> = [
+    ...(options.families ??
+      Families.standard({
+        allowHosts: options.recipe?.allowHosts,
+        shell: options.recipe?.shell,
+        shellNetwork: options.shellNetwork ?? options.recipe?.shellNetwork,
+        unsandboxed: options.unsandboxed,
+        sandboxUser: options.sandboxUser
+      })),
+    ...(options.extraFamilies ?? [])
+  ]
   // One modes service, read by the road (plan mode refuses writes) and set by self.tools.mode.*.
   const modes = Modes.layerMemory
   const registry = Registry.layer(families).pipe(

@@ -71,6 +71,17 @@ describe("Recipe", () => {
       })
     )
 
+    it.effect("families: a list of module specifiers, each a non-empty string", () =>
+      Effect.gen(function* () {
+        const r = yield* Recipe.decode({ families: ["./families/notes.ts", "ugent-family-notes"] })
+        assert.deepStrictEqual(r.families, ["./families/notes.ts", "ugent-family-notes"])
+        for (const families of ["./notes.ts", [""], [1]]) {
+          const e = yield* Effect.flip(Recipe.decode({ families }))
+          assert.match(e.message, /families/)
+        }
+      })
+    )
+
     it.effect("loads a file; a missing or broken file is a RecipeError", () =>
       Effect.gen(function* () {
         const dir = mkdtempSync(join(tmpdir(), "ugent-recipe-"))

@@ -9,10 +9,25 @@
  *
  * @since 0.2.0
  */
-import { Context, Effect, Layer, type Scope } from "effect"
+import { Context, Effect, Layer, Predicate, type Scope } from "effect"
 import type { TrustLevel } from "./internal/level.ts"
 import type * as Trust from "./Trust.ts"
 import * as Tool from "./Tool.ts"
+
+/**
+ * Marks a value built by {@link make} or {@link effect}: a string, so a
+ * family made with another copy of this package is recognised too.
+ *
+ * @category type IDs
+ * @since 0.2.0
+ */
+export const TypeId: "~ugent/Family" = "~ugent/Family"
+
+/**
+ * @category type IDs
+ * @since 0.2.0
+ */
+export type TypeId = typeof TypeId
 
 /**
  * A tool closed over its services: it needs only trust capabilities.
@@ -79,6 +94,7 @@ export interface Member {
  * @since 0.2.0
  */
 export interface Family<out R = never, out E = never> {
+  readonly [TypeId]: TypeId
   /** A short name, for messages and listings (`"file"`, `"system"`). */
   readonly name: string
   /** The path prefix of every tool of the family (`"world.tools"`, `"self.tools"`). */
@@ -95,6 +111,33 @@ export interface Family<out R = never, out E = never> {
  */
 // biome-ignore lint/suspicious/noExplicitAny: a family of any requirement, as the registry holds them.
 export type Any = Family<any, any>
+
+/**
+ * Whether a value is a family (built by {@link make} or {@link effect}), as
+ * a host checks what a module it loads exports.
+ *
+ * **Example** (A family, and a look-alike)
+ * ```ts
+ * import { Family, Tool } from "@ugent/core"
+ * const upper = Tool.fromFunction({ name: "text.upper", f: (s: string) => s.toUpperCase() })
+ * console.log(Family.isFamily(Family.make({ name: "text", prefix: "world.tools", tools: { "text.upper": upper } })))
+ * // => true
+ * console.log(Family.isFamily({ name: "text", prefix: "world.tools", tools: { "text.upper": upper } }))
+ * // => false
+ * ```
+ *
+ * @category guards
+ * @since 0.2.0
+ */
+export const isFamily = (u: unknown): u is Any =>
+  Predicate.hasProperty(u, TypeId) &&
+  u[TypeId] === TypeId &&
+  Predicate.hasProperty(u, "build") &&
+  Effect.isEffect(u.build) &&
+  Predicate.hasProperty(u, "name") &&
+  typeof u.name === "string" &&
+  Predicate.hasProperty(u, "prefix") &&
+  typeof u.prefix === "string"
 
 /**
  * What a family needs from its host.
@@ -233,6 +276,7 @@ export const effect = <
   /** The time limits tools set themselves. */
   readonly timeouts?: Timeouts<T> | undefined
 }): Family<RIn | Exclude<Exclude<R1, Scope.Scope> | ServicesOf<T>, ROut>, E | E1> => ({
+  [TypeId]: TypeId,
   name: options.name,
   prefix: options.prefix,
   build: Effect.gen(function* () {

@@ -16,7 +16,7 @@
  * @since 0.1.0
  */
 import { statSync } from "node:fs"
-import { resolve } from "node:path"
+import { dirname, resolve } from "node:path"
 import { text as readAll } from "node:stream/consumers"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
@@ -42,12 +42,14 @@ import { Argument, CliError, CliOutput, Command, Flag } from "effect/cli"
 import { type AiError, LanguageModel } from "effect/ai"
 import * as Agent from "../Agent.ts"
 import * as Catalog from "../Catalog.ts"
+import * as Families from "../Families.ts"
 import * as Human from "../Human.ts"
 import type * as Invoke from "../Invoke.ts"
 import { Invoker } from "../Invoke.ts"
 import * as Profile from "../Profile.ts"
 import * as Model from "../providers/Model.ts"
 import * as Recipe from "../Recipe.ts"
+import * as Registry from "../Registry.ts"
 import * as Report from "../Report.ts"
 import * as Server from "../Server.ts"
 import * as State from "../State.ts"
@@ -135,6 +137,12 @@ const common = {
   recipe: Flag.String("recipe").pipe(
     Flag.withDescription("A recipe file (JSON): allow / deny patterns, approvals, rate limits, minimum trust"),
     Flag.optional
+  ),
+  family: Flag.String("family").pipe(
+    Flag.withDescription(
+      "A module whose default export is a tool family (Family.make of @ugent/core), served after the built-in ones: a file (./family.ts, from the current directory) or a package; repeatable"
+    ),
+    Flag.atLeast(0)
   ),
   stores: Flag.String("stores").pipe(
     Flag.withDescription(
@@ -253,6 +261,7 @@ type Common = {
   readonly root: Option.Option<string>
   readonly trust: "L0" | "L1" | "L2" | "L3"
   readonly recipe: Option.Option<string>
+  readonly family: ReadonlyArray<string>
   readonly stores: Option.Option<string>
   readonly tracePayloads: "head" | "full"
   readonly traceRetention: Option.Option<string>
@@ -420,6 +429,16 @@ export const setupOf = (
           Effect.mapError((e) => new UsageError({ problem: e.message }))
         )
       : undefined
+    // The recipe's modules resolve from its own directory, the flags' from the current one.
+    const extraFamilies = yield* Effect.all([
+      Families.loadAll(recipe?.families ?? [], {
+        from: Option.isSome(flags.recipe) ? dirname(resolve(flags.recipe.value)) : process.cwd()
+      }),
+      Families.loadAll(flags.family, { from: process.cwd() })
+    ]).pipe(
+      Effect.map((loaded) => loaded.flat()),
+      Effect.mapError((e) => new UsageError({ problem: e.message }))
+    )
     const stores = yield* storesOf(flags.stores, defaults.stores)
     const retention = yield* retentionFlag(flags.traceRetention)
     if (stores === "sqlite") {
@@ -440,6 +459,7 @@ export const setupOf = (
       root,
       trust,
       recipe,
+      extraFamilies,
       stores,
       traces: { payloads: flags.tracePayloads, retention },
       audit: { sync: flags.auditSync },
@@ -515,9 +535,22 @@ const printOutcome = (outcome: Invoke.Outcome, asJson: boolean) =>
     if (!outcome.ok) return yield* new CallFailed({ path: outcome.path, tag: outcome.error._tag })
   })
 
+/** Where the outside families a conflict names were loaded from, as a sentence (empty for built-in ones). */
+const originsOf = (conflict: Registry.FamilyConflict, options: Server.Options | undefined): string => {
+  const named = new Set(conflict.reason === "name" ? [conflict.subject] : conflict.families)
+  const origins = (options?.extraFamilies ?? []).flatMap((family) => {
+    const module = named.has(family.name) ? Families.origin(family) : undefined
+    return module === undefined ? [] : [` The family ${family.name} is loaded from ${module}.`]
+  })
+  return origins.join("")
+}
+
 /** A store, a service or a port that cannot start is a configuration problem (exit 2). */
-const startupProblem = (e: unknown): UsageError => {
+const startupProblem = (e: unknown, options?: Server.Options): UsageError => {
   if (e instanceof UsageError) return e
+  // The families' own errors say what is wrong and what to do.
+  if (e instanceof Families.FamilyError) return new UsageError({ problem: e.message })
+  if (e instanceof Registry.FamilyConflict) return new UsageError({ problem: e.message + originsOf(e, options) })
   const own = ToolError.messageOf(e)
   // Some platform errors have no message of their own (only a type id); their cause says what happened.
   const text =
@@ -541,7 +574,8 @@ const loadHttpServer = Effect.promise(() => import("effect/http/HttpServer"))
 const onRoad = <A>(
   options: Server.Options,
   effect: Effect.Effect<A, never, Server.Services>
-): Effect.Effect<A, UsageError> => Effect.provide(effect, Server.layer(options)).pipe(Effect.mapError(startupProblem))
+): Effect.Effect<A, UsageError> =>
+  Effect.provide(effect, Server.layer(options)).pipe(Effect.mapError((e) => startupProblem(e, options)))
 
 /**
  * Runs `effect` on the road with the model `UGENT_MODEL` configures: a wrong provider, key, URL or model is
@@ -730,6 +764,8 @@ const exec = Command.make(
 
 const mcp = Command.make("mcp", { ...common, outputSchemas, maxMessageBytes }, (flags) =>
   Effect.gen(function* () {
+    // Stdout carries only protocol messages: what a family's own code prints (--family) goes to stderr.
+    globalThis.console = new console.Console({ stdout: process.stderr, stderr: process.stderr })
     const setup = yield* setupOf(flags, { stores: "sqlite", proofKey: true, profile: "local" })
     const road = Server.layer(setup)
     const Mcp = yield* loadMcp
@@ -740,7 +776,7 @@ const mcp = Command.make("mcp", { ...common, outputSchemas, maxMessageBytes }, (
     yield* Layer.launch(served.pipe(Layer.provide(road))).pipe(
       // Traces go to OpenTelemetry when the standard OTEL_* variables ask for it.
       Effect.provide(Telemetry.layer({ serviceVersion: version })),
-      Effect.mapError(startupProblem)
+      Effect.mapError((e) => startupProblem(e, setup))
     )
   }).pipe(Effect.catchTag("UsageError", usage(false)))
 ).pipe(Command.withDescription("An MCP server on stdio (stdout carries only protocol messages)"))
@@ -786,7 +822,10 @@ const serve = Command.make(
           )
           return yield* Effect.never
         })
-      ).pipe(Effect.provide(Telemetry.layer({ serviceVersion: version })), Effect.mapError(startupProblem))
+      ).pipe(
+        Effect.provide(Telemetry.layer({ serviceVersion: version })),
+        Effect.mapError((e) => startupProblem(e, options))
+      )
     }).pipe(Effect.catchTag("UsageError", usage(false)))
 ).pipe(
   Command.withDescription(

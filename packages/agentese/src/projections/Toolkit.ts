@@ -129,8 +129,10 @@ export const build: Effect.Effect<Built, never, Services> = Effect.gen(function*
  *   const last = yield* Stream.runLast(results)
  *   return last._tag === "Some" ? (last.value.result as { content: string }).content : ""
  * })
- * console.log(Object.keys((await Effect.runPromise(Toolkit.fromInvoker.pipe(Effect.provide(Server.layer({ root, stores: "memory" }))))).tools))
- * // => [ 'self_memory_list', 'self_memory_read', 'self_tools_clarify', 'self_tools_mode_execute', 'self_tools_mode_plan', 'self_tools_task_create', 'self_tools_task_list', 'self_tools_task_update', 'world_tools_file_glob', 'world_tools_file_list', 'world_tools_file_read', 'world_tools_git_blame', 'world_tools_git_diff', 'world_tools_git_log', 'world_tools_git_show', 'world_tools_git_status', 'world_tools_search_grep', 'world_tools_web_fetch' ]
+ * const { tools } = await Effect.runPromise(Toolkit.fromInvoker.pipe(Effect.provide(Server.layer({ root, stores: "memory" }))))
+ * // An L0 caller is offered the reader, not the writer.
+ * console.log("world_tools_file_read" in tools, "world_tools_file_write" in tools)
+ * // => true false
  * console.log(await Effect.runPromise(program.pipe(Effect.provide(Server.layer({ root, stores: "memory" })))))
  * // => 1	hello
  * ```
