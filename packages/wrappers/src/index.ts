@@ -15,6 +15,8 @@ export * as AuditStore from "./AuditStore.ts"
 export { Cached, type CachedOptions, type CachedTool, isCached } from "./Cached.ts"
 /** @since 0.1.0 */
 export { CircuitBreaker, type CircuitBreakerOptions, CircuitOpen } from "./CircuitBreaker.ts"
+/** @since 0.2.0 */
+export * as Journal from "./Journal.ts"
 /** @since 0.1.0 */
 export * as MemoryStore from "./MemoryStore.ts"
 /** @since 0.1.0 */
