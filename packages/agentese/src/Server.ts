@@ -14,7 +14,7 @@
  */
 import { type Family, Observer, ReadProof, Trust } from "@ugent/core"
 import { type Sandbox, Workspace } from "@ugent/tools"
-import { type Limit, RateLimited, Stores } from "@ugent/wrappers"
+import { type CircuitBreakerOptions, type Limit, RateLimited, Stores } from "@ugent/wrappers"
 import { Duration, Effect, Layer } from "effect"
 import type { LanguageModel } from "effect/ai"
 import { CircuitBreaker as Breaker, RateLimiter } from "effect/persistence"
@@ -88,6 +88,12 @@ export interface Options {
   readonly stores?: "memory" | "sqlite" | { readonly pg: string } | undefined
   /** A Redis URL to share rate limits and circuit breakers across processes. */
   readonly redis?: string | undefined
+  /**
+   * The circuit breaker of each path (default under the `shared` profile:
+   * the CircuitBreaker wrapper's, 5 consecutive failures open it for 30 s;
+   * under `local`, none unless this is given).
+   */
+  readonly breaker?: Omit<CircuitBreakerOptions, "key"> | undefined
   /** Who confirms calls that need it (default: nobody, so they are denied). */
   readonly approver?: ((request: Trust.ApprovalRequest) => Effect.Effect<boolean>) | undefined
   /** How long an approval may wait before it counts as a denial (default 30 s). */
@@ -164,7 +170,8 @@ export const overridesOf = (options: Options): Invoke.InvokerOptions => ({
   tool: options.limits?.tool,
   timeout: options.timeout,
   loop: options.loop,
-  budgetTokens: options.budgetTokens
+  budgetTokens: options.budgetTokens,
+  breaker: options.breaker
 })
 
 /**

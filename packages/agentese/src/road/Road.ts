@@ -175,7 +175,9 @@ export const make = (services: Services): Road => {
     let found = prepared.get(route)
     if (found === undefined) {
       found = {
-        guard: route.breaker ? CircuitBreaker.stage(route.path, { ...services.breaker, key: route.path }) : undefined,
+        guard: route.breaker
+          ? CircuitBreaker.stage(route.entry.tool.name, { ...services.breaker, key: route.path })
+          : undefined,
         checks: isLimited(route) ? RateLimited.checks(route.limits) : undefined,
         // A proof is verified with the server's key, which only the effectful decoder reads from the context.
         decode: route.takesProof
@@ -261,10 +263,12 @@ export const make = (services: Services): Road => {
           services.limiter,
           ready.checks,
           { observer: observer.id, tool: JSON.stringify([route.path, observer.id]) },
-          { tool: route.path }
+          { tool: route.entry.tool.name }
         )
       }
-      const timeoutMillis = route.timeoutMillis
+      // A tool that sets its own, longer limit for this input (a shell command's timeoutSeconds) is not cut first.
+      const own = route.entry.timeout?.(decoded)
+      const timeoutMillis = own !== undefined && own > route.timeoutMillis ? own : route.timeoutMillis
       let run = Effect.timeoutOrElse(route.entry.tool.run(decoded) as Effect.Effect<unknown, unknown>, {
         duration: timeoutMillis,
         orElse: () => Effect.fail(new TimedOut({ tool: route.path, timeoutMillis, retryable: true }))
