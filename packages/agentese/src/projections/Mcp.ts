@@ -11,15 +11,14 @@
  */
 import { randomUUID } from "node:crypto"
 import { Boundary, Observer } from "@ugent/core"
-import { Context, Duration, Effect, Layer, Logger, Option, Stdio } from "effect"
+import { Context, Duration, Effect, Layer, Option, Schema, type Stdio } from "effect"
 import { McpProtocol, McpSchema, McpServer } from "effect/ai"
 import { HttpRouter } from "effect/http"
 import * as Catalog from "../Catalog.ts"
-import * as Families from "../Families.ts"
 import * as Human from "../Human.ts"
 import { capture, within } from "../internal/captured.ts"
 import * as McpSessions from "../internal/mcpSessions.ts"
-import * as StdioGuard from "../internal/stdioGuard.ts"
+import * as McpStdio from "../internal/mcp/stdio.ts"
 import type * as Invoke from "../Invoke.ts"
 import { Invoker } from "../Invoke.ts"
 import * as Recipe from "../Recipe.ts"
@@ -56,6 +55,8 @@ export interface Options {
    * larger; turn it on for clients that use the schemas.
    */
   readonly outputSchemas?: boolean | undefined
+  /** The largest message read, in bytes (default 8 MiB); a larger one is answered with an error and skipped. */
+  readonly maxMessageBytes?: number | undefined
 }
 
 /**
@@ -240,23 +241,6 @@ export const toCallToolJson = (outcome: Invoke.Outcome): Readonly<Record<string,
       }
 
 /**
- * The whole JSON-RPC response line of a call's {@link toCallToolJson}, as
- * `JSON.stringify` would print it, but with a successful result's structured
- * content spliced in from the text already printed for its text content:
- * a large result is printed once, not twice.
- *
- * @internal
- */
-export const callToolLine = (id: string | number, outcome: Invoke.Outcome): string => {
-  if (!outcome.ok || !Catalog.isRecord(outcome.result)) {
-    return JSON.stringify({ jsonrpc: "2.0", id, result: toCallToolJson(outcome) })
-  }
-  const text = Boundary.jsonText(outcome.result)
-  const meta = JSON.stringify({ [MetaKeys.path]: outcome.path, [MetaKeys.callId]: outcome.callId })
-  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":${JSON.stringify(text)}}],"structuredContent":${text},"isError":false,"_meta":${meta}}}`
-}
-
-/**
  * The tool registrations of the road on an `McpServer`: every registered
  * path under its listed name and, unlisted, under its dotted path. A
  * visibility check runs `Invoker.list` for the request's caller, so a path the
@@ -329,7 +313,7 @@ export const registrationsWith = (options: {
                 // The person behind this client answers its questions: by elicitation, else as the server says.
                 Effect.provideService(
                   Human.Current,
-                  Option.orElse(Option.flatMap(client, Human.elicitation), () => fallback)
+                  Option.orElse(Option.flatMap(client, elicitationOf), () => fallback)
                 ),
                 Effect.map(toCallToolResult)
               )
@@ -351,132 +335,50 @@ export const registrationsWith = (options: {
 
 const newInstance = () => randomUUID().slice(0, 8)
 
-const sessionOf = (instance: string, clientId: number) => `mcp:${instance}:${clientId}`
-
-/** The stdio transport has one client, and `effect/ai` numbers it 0. */
-const stdioClient = 0
-
-/** The protocol revisions whose results the direct road writes itself (they have `structuredContent`). */
-const directProtocols: ReadonlySet<string> = new Set(
-  [McpProtocol.v2025_11_25, McpProtocol.v2025_06_18].map((p) => p.protocolVersion)
-)
-
-/**
- * The stdio server's direct road: a `tools/call` of an offered path that
- * cannot need the person behind the client in the middle of the call is
- * answered in front of `effect/ai`'s RPC server, straight from
- * `Invoker.invoke`, with the same result, the same session (proofs) and the
- * same caller. Why: an agent's reads and edits are most of its calls, and
- * this saves about a millisecond of decoding, routing and encoding on each.
- *
- * A path is served directly once the client is initialized on a protocol
- * revision with structured results, when it is offered, needs no approval
- * (recipe, irreversible tool, or an L2 caller's confirmation), and either the
- * client cannot answer questions (no `elicitation` capability: both roads
- * then deny what needs a person at once) or its family never asks
- * ({@link Families.neverAsk}). Everything else (listing, unknown or hidden
- * names, malformed calls, paths that may ask) takes `effect/ai`'s road.
- */
-const directCalls = (instance: string): Effect.Effect<StdioGuard.Direct, never, Services> =>
-  Effect.gen(function* () {
-    const captured = yield* capture
-    const road = yield* Invoker
-    const observer = yield* Observer.Observer
-    const offers = yield* within(captured)(road.list)
-    interface Target {
-      readonly path: string
-      readonly unwrap: (args: unknown) => unknown
-      readonly asks: boolean
-    }
-    const targets = new Map<string, Target>()
-    for (const offer of offers) {
-      const entry = road.registry.get(offer.path)
-      if (entry === undefined || offer.requiresApproval || entry.tool.effects.irreversible || observer.trust === 2) {
-        continue
-      }
-      const target = {
-        path: offer.path,
-        unwrap: Catalog.inputShape(offer.input).unwrap,
-        asks: !Families.neverAsk.has(entry.family)
-      }
-      targets.set(toolName(offer.path), target)
-      targets.set(offer.path, target)
-    }
-    const session = sessionOf(instance, stdioClient)
-    let requested: string | undefined
-    let canElicit = true
-    let initialized = false
-    return (message) => {
-      switch (message.method) {
-        case "initialize": {
-          const params = Catalog.isRecord(message.params) ? message.params : {}
-          requested = typeof params.protocolVersion === "string" ? params.protocolVersion : undefined
-          canElicit = !Catalog.isRecord(params.capabilities) || params.capabilities.elicitation !== undefined
-          initialized = false
-          return undefined
-        }
-        case "notifications/initialized":
-          initialized = requested !== undefined && directProtocols.has(requested)
-          return undefined
-        case "tools/call":
-          break
-        default:
-          return undefined
-      }
-      const id = message.id
-      if (!initialized || (typeof id !== "string" && typeof id !== "number") || !Catalog.isRecord(message.params)) {
-        return undefined
-      }
-      const { name, arguments: args } = message.params
-      const target = typeof name === "string" ? targets.get(name) : undefined
-      if (target === undefined || (target.asks && canElicit) || (args !== undefined && !Catalog.isRecord(args))) {
-        return undefined
-      }
-      return within(captured)(road.invoke({ path: target.path, input: target.unwrap(args ?? {}), session })).pipe(
-        // As on the decoder's road for a client that cannot elicit: on stdio nobody else answers.
-        Effect.provideService(Human.Current, Option.none()),
-        Effect.map((outcome) => callToolLine(id, outcome))
+/** The elicitation channel of an `effect/ai` client that can show forms. */
+const elicitationOf = (client: McpSchema.McpServerClient["Service"]): Option.Option<Human.Channel> =>
+  client.clientCapabilities.elicitation === undefined
+    ? Option.none()
+    : Option.some(
+        Human.elicitation((params) =>
+          Effect.scoped(
+            Effect.gen(function* () {
+              const request = yield* Schema.decodeUnknownEffect(McpSchema.ElicitRequestFormParams)({
+                mode: "form",
+                ...params
+              })
+              const reverse = yield* client.getClient
+              return (yield* reverse.elicit(request)) as unknown as Readonly<Record<string, unknown>>
+            })
+          )
+        )
       )
-    }
-  })
 
-// Logs go to stderr: on stdio, stdout carries only JSON-RPC.
-const stderrLogger = Logger.layer([Logger.withConsoleError(Logger.formatLogFmt)])
+const sessionOf = (instance: string, clientId: number) => `mcp:${instance}:${clientId}`
 
 /**
  * The MCP server over stdio (newline-delimited JSON-RPC on stdin / stdout,
  * logs on stderr), for clients that start the server as a process
  * (`ugent mcp`). Provide the server's services (`Server.layer`) and `Stdio`
- * (`NodeStdio.layer`).
+ * (`NodeStdio.layer`). One connection, on the road: every call is
+ * `Invoker.invoke` for the server's caller, in one session.
  *
  * @category layers
  * @since 0.1.0
  */
 export const layerStdio = (options: Options = {}): Layer.Layer<never, never, Services | Stdio.Stdio> =>
-  Layer.unwrap(
-    Effect.gen(function* () {
-      const instance = newInstance()
-      const direct = yield* directCalls(instance)
-      return Layer.effectDiscard(
-        Layer.build(
-          McpServer.layerStdio({
-            name: options.name ?? "ugent",
-            version: options.version ?? defaultVersion,
-            instructions: options.instructions ?? instructions,
-            protocols,
-            registrations: registrationsWith({ pending: Option.none(), outputSchemas: options.outputSchemas, instance })
-          }).pipe(Layer.provide(stderrLogger), Layer.orDie)
-        )
-      ).pipe(
-        // Garbage and odd ids get their JSON-RPC errors instead of ending the channel; direct calls are answered.
-        Layer.provide(
-          Layer.effect(
-            Stdio.Stdio,
-            Effect.flatMap(Stdio.Stdio, (stdio) => StdioGuard.guard(stdio, direct))
-          )
-        )
-      )
-    })
+  Layer.effectDiscard(
+    Effect.forkScoped(
+      McpStdio.serve({
+        info: {
+          name: options.name ?? "ugent",
+          version: options.version ?? defaultVersion,
+          instructions: options.instructions ?? instructions,
+          outputSchemas: options.outputSchemas === true
+        },
+        maxMessageBytes: options.maxMessageBytes
+      }).pipe(Effect.scoped)
+    )
   )
 
 /**

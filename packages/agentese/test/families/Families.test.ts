@@ -58,11 +58,4 @@ describe("a new tool family", () => {
       assert.match(result.summary ?? "", /^60 notes/)
     }).pipe(Effect.provide(server(1, 1000)))
   )
-
-  it("Families.neverAsk names only families the standard server registers", () => {
-    // A name that drifts from its family would quietly send that family's calls down effect/ai's road.
-    const registered = new Set(Families.standard().map((f) => f.name))
-    for (const name of Families.neverAsk) assert.isTrue(registered.has(name), name)
-    assert.isFalse(Families.neverAsk.has("self"), "self.tools.clarify asks a person")
-  })
 })

@@ -4,6 +4,7 @@ import { type Invoke, Mcp, type Registry, Server } from "@ugent/agentese"
 import { Family, Tool } from "@ugent/core"
 import { Effect, Option, Schema } from "effect"
 import { McpSchema, McpTest } from "effect/ai"
+import { callReply } from "../../src/internal/mcp/server.ts"
 
 const description = (overrides: Partial<Registry.Description> = {}): Registry.Description => ({
   path: "world.tools.text.upper",
@@ -142,10 +143,12 @@ describe("Mcp", () => {
     })
   })
 
-  describe("callToolLine", () => {
+  describe("a call's reply line", () => {
     const line = (id: string | number, outcome: Invoke.Outcome) =>
       JSON.stringify({ jsonrpc: "2.0", id, result: Mcp.toCallToolJson(outcome) })
-    it("prints exactly the JSON-RPC response of toCallToolJson, for successes and failures", () => {
+    const printed = (outcome: Invoke.Outcome): Invoke.Outcome =>
+      outcome.ok ? { ...outcome, text: JSON.stringify(outcome.result) } : outcome
+    it("is exactly the JSON-RPC response of toCallToolJson (the road's text spliced in), for successes and failures", () => {
       const outcomes: ReadonlyArray<Invoke.Outcome> = [
         {
           ok: true,
@@ -165,7 +168,7 @@ describe("Mcp", () => {
         }
       ]
       for (const id of [7, 'id-"7"', 0]) {
-        for (const outcome of outcomes) assert.strictEqual(Mcp.callToolLine(id, outcome), line(id, outcome))
+        for (const outcome of outcomes) assert.strictEqual(callReply(id, printed(outcome), true), line(id, outcome))
       }
     })
     it.prop(
@@ -173,7 +176,7 @@ describe("Mcp", () => {
       { result: Schema.Record(Schema.String, Schema.Json), id: Schema.Union([Schema.Int, Schema.String]) },
       ({ result, id }) => {
         const outcome: Invoke.Outcome = { ok: true, result, path: "world.tools.x.y", callId: "c" }
-        assert.strictEqual(Mcp.callToolLine(id, outcome), line(id, outcome))
+        assert.strictEqual(callReply(id, printed(outcome), true), line(id, outcome))
       },
       { arbitrary: { runs: 300 } }
     )
