@@ -1,8 +1,8 @@
 import { tmpdir } from "node:os"
 import { assert, describe, it } from "@effect/vitest"
-import { Families, Invoke, Mcp, Server } from "@ugent/agentese"
+import { Families, Invoke, Server } from "@ugent/agentese"
 import { Effect } from "effect"
-import { McpTest } from "effect/ai"
+import { memoryClient } from "../mcp/fixtures/memory.ts"
 import * as Notes from "./notes/Notes.ts"
 
 // The one line that registers the family.
@@ -38,7 +38,7 @@ describe("a new tool family", () => {
 
   it.effect("is listed and called over MCP under provider-safe names", () =>
     Effect.gen(function* () {
-      const client = yield* McpTest.makeClient(Mcp.registrations, { protocols: Mcp.protocols })
+      const client = yield* memoryClient()
       const names = (yield* client.listTools()).tools.map((t) => t.name)
       assert.include(names, "self_tools_notes_add")
       yield* client.callTool({ name: "self_tools_notes_add", arguments: { text: "tea" } })

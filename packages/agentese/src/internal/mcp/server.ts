@@ -96,8 +96,16 @@ export const toMcpTool = (
   }
 }
 
+/** A call's result, as MCP sends it. */
+export interface CallToolJson {
+  readonly content: ReadonlyArray<{ readonly type: "text"; readonly text: string }>
+  readonly structuredContent?: unknown
+  readonly isError: boolean
+  readonly _meta: Readonly<Record<string, unknown>>
+}
+
 /** The result JSON of an outcome (success: its text, and its structured form where the revision has one). */
-export const callToolJson = (outcome: Invoke.Outcome, withStructure = true): Readonly<Record<string, unknown>> =>
+export const callToolJson = (outcome: Invoke.Outcome, withStructure = true): CallToolJson =>
   outcome.ok
     ? {
         content: [{ type: "text", text: outcome.text ?? JSON.stringify(outcome.result) ?? "null" }],
