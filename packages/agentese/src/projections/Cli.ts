@@ -626,7 +626,9 @@ const mcp = Command.make("mcp", { ...common, outputSchemas }, (flags) =>
     const setup = yield* setupOf(flags, { stores: "sqlite", proofKey: true, profile: "local" })
     const road = Server.layer(setup)
     const Mcp = yield* loadMcp
-    yield* Layer.launch(Mcp.layerStdio({ outputSchemas: flags.outputSchemas }).pipe(Layer.provide(road))).pipe(
+    // The server ends when the client closes stdin.
+    yield* Mcp.runStdio({ outputSchemas: flags.outputSchemas }).pipe(
+      Effect.provide(road),
       // Traces go to OpenTelemetry when the standard OTEL_* variables ask for it.
       Effect.provide(Telemetry.layer({ serviceVersion: version })),
       Effect.mapError(startupProblem)

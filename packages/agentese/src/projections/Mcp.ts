@@ -222,11 +222,17 @@ export const connection = (
  * @since 0.1.0
  */
 export const layerStdio = (options: Options = {}): Layer.Layer<never, never, Services | Stdio.Stdio> =>
-  Layer.effectDiscard(
-    Effect.forkScoped(
-      McpStdio.serve({ info: infoOf(options), maxMessageBytes: options.maxMessageBytes }).pipe(Effect.scoped)
-    )
-  )
+  Layer.effectDiscard(Effect.forkScoped(runStdio(options)))
+
+/**
+ * The MCP server over stdio as an effect that ends when the client closes
+ * stdin (after the calls in flight are answered): what `ugent mcp` runs.
+ *
+ * @category running
+ * @since 0.2.0
+ */
+export const runStdio = (options: Options = {}): Effect.Effect<void, never, Services | Stdio.Stdio> =>
+  McpStdio.serve({ info: infoOf(options), maxMessageBytes: options.maxMessageBytes }).pipe(Effect.scoped)
 
 /**
  * The MCP server as a streamable-HTTP endpoint on an `HttpRouter` (sessions

@@ -67,7 +67,7 @@ export interface SuccessOutcome {
   readonly result: unknown
   readonly path: string
   readonly callId: string
-  /** The result's JSON text, as the road printed it (absent on outcomes made by hand). */
+  /** The result's JSON text, as the road printed it (not enumerable; absent on outcomes made by hand). */
   readonly text?: string | undefined
 }
 
@@ -92,6 +92,18 @@ export interface FailureOutcome {
  * @since 0.1.0
  */
 export type Outcome = SuccessOutcome | FailureOutcome
+
+/**
+ * The outcome of a success, carrying the text the road printed of its
+ * result. The text is not enumerable: a projection that prints the outcome
+ * itself (as JSON) does not print the result twice, and one that sends the
+ * result's text takes it as it is.
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const success = (result: unknown, text: string, path: string, callId: string): SuccessOutcome =>
+  Object.defineProperty({ ok: true as const, result, path, callId }, "text", { value: text, enumerable: false })
 
 /**
  * The outcome of a failure.
@@ -343,15 +355,8 @@ export const make = (services: Services): Road => {
               Number(clock.currentTimeNanosUnsafe() - startNanos) / 1e6,
               clock.currentTimeMillisUnsafe()
             )
-            if (Exit.isSuccess(exit)) {
-              return Effect.as(end, {
-                ok: true,
-                result: exit.value.value,
-                text: exit.value.text,
-                path: route.path,
-                callId: options.id
-              })
-            }
+            if (Exit.isSuccess(exit))
+              return Effect.as(end, success(exit.value.value, exit.value.text, route.path, options.id))
             const error = Cause.findErrorOption(exit.cause)
             // A defect is a bug: recorded, then passed on, never turned into a result.
             if (Option.isNone(error)) return Effect.andThen(end, Effect.failCause(exit.cause as Cause.Cause<never>))
