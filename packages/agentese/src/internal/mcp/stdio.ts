@@ -145,7 +145,7 @@ export const serve = (options: Options): Effect.Effect<void, never, Invoke.Servi
     }
     yield* Stream.runForEach(stdio.stdin, chunk).pipe(Effect.ignore)
     // Stdin ended: the client is gone. Calls still running finish and are answered, then the connection closes.
-    yield* FiberSet.join(fibers).pipe(Effect.ignore)
+    yield* FiberSet.awaitEmpty(fibers)
     yield* connection.close
     yield* Queue.end(outbox)
     yield* Fiber.await(writer)
