@@ -93,25 +93,6 @@ export const standard = (configuration: Configuration = {}) =>
   ] as const
 
 /**
- * The families whose tools never ask a person anything (no question, no
- * approval of their own): the tools of `@ugent/tools` and working memory. A
- * projection that cannot reach the person behind a call in the middle of it
- * may serve these paths on a shorter road (see `Mcp.layerStdio`); approvals a
- * recipe or a trust level asks for are decided per path, apart from this.
- *
- * @category families
- * @since 0.2.0
- */
-export const neverAsk: ReadonlySet<string> = new Set([
-  Files.family.name,
-  Search.family.name,
-  Git.family.name,
-  memory.name,
-  "web",
-  "system"
-])
-
-/**
  * The built-in families that need no configuration, in the order they are registered.
  *
  * **Example** (The file tools are among them)

@@ -21,7 +21,6 @@ import { randomUUID } from "node:crypto"
 import { createInterface } from "node:readline"
 import { Trust } from "@ugent/core"
 import { Clock, Context, Deferred, Duration, Effect, Layer, Option, Schema } from "effect"
-import { McpSchema } from "effect/ai"
 
 /**
  * What is asked of the person.
@@ -269,40 +268,36 @@ export const layerPending: Layer.Layer<Pending> = Layer.sync(Pending, () => {
 
 /**
  * The channel of an MCP client that supports elicitation: the question as
- * a form (a choice, or a text field) the client shows its user.
+ * a form (a choice, or a text field) the client shows its user. `elicit`
+ * sends an `elicitation/create` request with these params and returns the
+ * client's result (`action`, `content`).
  *
  * @category channels
  * @since 0.2.0
  */
-export const elicitation = (client: McpSchema.McpServerClient["Service"]): Option.Option<Channel> =>
-  client.clientCapabilities.elicitation === undefined
-    ? Option.none()
-    : Option.some({
-        name: "mcp-elicitation",
-        ask: (q) =>
-          Effect.gen(function* () {
-            const field =
-              q.choices !== undefined && q.choices.length > 0
-                ? { type: "string", title: "Answer", enum: [...q.choices] }
-                : { type: "string", title: "Answer" }
-            const request = yield* Schema.decodeUnknownEffect(McpSchema.ElicitRequestFormParams)({
-              mode: "form",
-              message: q.text,
-              requestedSchema: { type: "object", properties: { answer: field }, required: ["answer"] }
-            })
-            const reverse = yield* client.getClient
-            const result = yield* reverse.elicit(request)
-            if (result.action !== "accept") return { _tag: "Declined" } as const
-            const answer = (result.content as { readonly answer?: unknown } | undefined)?.answer
-            return typeof answer === "string"
-              ? ({ _tag: "Answered", answer } as const)
-              : ({ _tag: "Declined" } as const)
-          }).pipe(
-            Effect.scoped,
-            // A client that fails to show the form gave no answer.
-            Effect.catchCause(() => Effect.succeed<Answer>({ _tag: "Declined" }))
-          )
-      })
+export const elicitation = (
+  elicit: (params: Readonly<Record<string, unknown>>) => Effect.Effect<Readonly<Record<string, unknown>>, unknown>
+): Channel => ({
+  name: "mcp-elicitation",
+  ask: (q) => {
+    const field =
+      q.choices !== undefined && q.choices.length > 0
+        ? { type: "string", title: "Answer", enum: [...q.choices] }
+        : { type: "string", title: "Answer" }
+    return elicit({
+      message: q.text,
+      requestedSchema: { type: "object", properties: { answer: field }, required: ["answer"] }
+    }).pipe(
+      Effect.map((result): Answer => {
+        if (result.action !== "accept") return { _tag: "Declined" }
+        const answer = (result.content as { readonly answer?: unknown } | undefined)?.answer
+        return typeof answer === "string" ? { _tag: "Answered", answer } : { _tag: "Declined" }
+      }),
+      // A client that fails to show the form gave no answer.
+      Effect.catchCause(() => Effect.succeed<Answer>({ _tag: "Declined" }))
+    )
+  }
+})
 
 // ---------------------------------------------------------------------------
 // CLI: the terminal

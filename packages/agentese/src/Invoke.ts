@@ -2,36 +2,31 @@
  * `invoke` is the single road every projection takes (the CLI, the HTTP API,
  * the MCP server, the `effect/ai` Toolkit, an agent loop, in-process
  * callers). A request becomes steps (each resolved and decided by the
- * recipe before any runs); each step is one call through the stages of
- * `internal/road/call.ts`:
- *
- * refusal decided before → level before decoding → the session's proof →
- * decode once → loop check → gate once (forbidden rules, approval) → rate
- * limits → circuit breaker → timeout → run → loop record → encode → result
- * budget → remember proofs,
- *
- * traced and audited as a whole, so a refusal at any stage leaves its record;
- * then an event, and an {@link Outcome}. The caller (`Observer`) and its
- * `Recipe` come from the server's configuration, never from the request, and
- * the settings (limits, timeout, loop window, budget) from the caller's
- * profile, its recipe and the host's overrides.
+ * recipe before any runs); each step is one call of the road (`road/Road.ts`)
+ * on its route (`road/Route.ts`) for its caller (`road/Caller.ts`): admitted
+ * (`road/Admission.ts`), run, encoded once, and recorded once by the journal
+ * (`road/Journal.ts`), so a refusal at any stage leaves its records; the
+ * result is an {@link Outcome}. The caller (`Observer`) and its `Recipe` come
+ * from the server's configuration, never from the request, and the settings
+ * (limits, timeout, loop window, budget) from the caller's profile, its
+ * recipe and the host's overrides.
  *
  * @since 0.1.0
  */
-import { Observer, ToolError } from "@ugent/core"
+import { Observer, type ToolError, Trust } from "@ugent/core"
 import {
-  type AuditStore,
+  AuditStore,
   type CircuitBreakerOptions,
   MemoryStore,
+  OnStoreError,
   Summarized,
   Traced,
-  type TraceStore
+  TraceStore
 } from "@ugent/wrappers"
-import { Cause, Clock, Context, Effect, Exit, Layer, Option, Schema } from "effect"
-import type { CircuitBreaker as Breaker, RateLimiter } from "effect/persistence"
+import { Context, Effect, Layer, Schema } from "effect"
+import { CircuitBreaker as Breaker, RateLimiter } from "effect/persistence"
 import * as Catalog from "./Catalog.ts"
 import * as Events from "./Events.ts"
-import { CurrentPlan, type Plan, PipelineMismatch, PolicyDenied, serve } from "./internal/road/call.ts"
 import { plan } from "./internal/road/plan.ts"
 import * as Loop from "./Loop.ts"
 import * as Parse from "./Parse.ts"
@@ -40,6 +35,12 @@ import * as Recipe from "./Recipe.ts"
 import { Registry, type RegistryShape, UnknownPath } from "./Registry.ts"
 import * as Modes from "./self/Modes.ts"
 import * as Sessions from "./Sessions.ts"
+import { PolicyDenied } from "./road/Admission.ts"
+import * as Caller from "./road/Caller.ts"
+import * as RoadJournal from "./road/Journal.ts"
+import * as Road from "./road/Road.ts"
+import { PipelineMismatch } from "./road/Road.ts"
+import * as Route from "./road/Route.ts"
 
 export {
   /** @since 0.1.0 */
@@ -83,17 +84,12 @@ export type FailureKind = ToolError.Kind
 
 /**
  * A call that succeeded: its encoded result (or, over the budget, an
- * `OverBudget` summary).
+ * `OverBudget` summary) and its JSON text.
  *
  * @category models
  * @since 0.2.0
  */
-export interface SuccessOutcome {
-  readonly ok: true
-  readonly result: unknown
-  readonly path: string
-  readonly callId: string
-}
+export type SuccessOutcome = Road.SuccessOutcome
 
 /**
  * A call that did not succeed: the failure's JSON and its kind.
@@ -101,13 +97,7 @@ export interface SuccessOutcome {
  * @category models
  * @since 0.2.0
  */
-export interface FailureOutcome {
-  readonly ok: false
-  readonly error: ToolError.FailureJson
-  readonly kind: FailureKind
-  readonly path: string
-  readonly callId: string
-}
+export type FailureOutcome = Road.FailureOutcome
 
 /**
  * What a call came to, as plain JSON plus its kind.
@@ -115,7 +105,7 @@ export interface FailureOutcome {
  * @category models
  * @since 0.1.0
  */
-export type Outcome = SuccessOutcome | FailureOutcome
+export type Outcome = Road.Outcome
 
 /**
  * A request: a path (or a pipeline `a >> b`) or parsed steps, and the input.
@@ -215,18 +205,10 @@ export type RoadServices =
   | Sessions.Sessions
   | Modes.Modes
 
-type Served = ReturnType<typeof serve>
-
 /** Working memory's tools as the road serves them, for the hints in its results. */
 const memoryTools = { read: "self.memory.read", list: "self.memory.list" }
 
-const failureOf = (path: string, callId: string, error: unknown, encoded?: unknown): FailureOutcome => ({
-  ok: false,
-  error: ToolError.toJson(error, encoded),
-  kind: ToolError.kindOf(error),
-  path,
-  callId
-})
+const failureOf = Road.failure
 
 const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
@@ -254,98 +236,109 @@ export const layer = (
       const registry = yield* Registry
       const events = yield* Events.Events
       const services = yield* Effect.context<RoadServices>()
-      const loops = Context.get(services, Loop.LoopDetector)
       const sessions = Context.get(services, Sessions.Sessions)
-      const memory = Context.get(services, MemoryStore.MemoryStore)
-      const modes = Context.get(services, Modes.Modes)
       const fallback = options.fallbackProfile ?? "local"
+      const road = Road.make({
+        sinks: RoadJournal.make({
+          audit: Context.get(services, AuditStore.AuditStore),
+          trace: Context.get(services, TraceStore.TraceStore),
+          events
+        }),
+        events,
+        loops: Context.get(services, Loop.LoopDetector),
+        sessions,
+        memory: Context.get(services, MemoryStore.MemoryStore),
+        modes: Context.get(services, Modes.Modes),
+        limiter: Context.get(services, RateLimiter.RateLimiter),
+        breakers: Context.get(services, Breaker.CircuitBreakerStore),
+        breaker: options.breaker,
+        root: options.root,
+        onStoreError: Context.get(services as Context.Context<never>, OnStoreError)
+      })
+      // What the tools may read besides their capabilities: the road's services and working memory's names.
+      const base = Context.add(services, Summarized.MemoryTools, memoryTools) as Context.Context<never>
 
-      const served = new Map<string, Served>()
-      for (const entry of registry.entries) {
-        const input = registry.describeEntry(entry).input as { readonly properties?: Record<string, unknown> }
-        served.set(
-          entry.path,
-          serve(entry, {
-            loops,
-            sessions,
-            memory,
-            modes,
-            root: options.root,
-            breaker: options.breaker,
-            takesProof: input.properties?.proof !== undefined
+      const targets = new Map(registry.entries.map((entry) => [entry.path, Route.target(registry, entry)] as const))
+
+      // Settings and routes are worked out once per recipe (a recipe rarely changes while a server runs).
+      const perRecipe = new WeakMap<
+        Recipe.Recipe,
+        { readonly settings: Profile.Settings; readonly routes: Map<string, Route.Route> }
+      >()
+      const forRecipe = (recipe: Recipe.Recipe) => {
+        let found = perRecipe.get(recipe)
+        if (found === undefined) {
+          found = { settings: Profile.settings(recipe, options, fallback), routes: new Map() }
+          perRecipe.set(recipe, found)
+        }
+        return found
+      }
+      const settingsOf = (recipe: Recipe.Recipe): Profile.Settings => forRecipe(recipe).settings
+      const routeOf = (recipe: Recipe.Recipe, path: string): Route.Route => {
+        const { settings, routes } = forRecipe(recipe)
+        let route = routes.get(path)
+        if (route === undefined) {
+          // Under the local profile a route has no breaker, unless the host configures one.
+          route = Route.make(targets.get(path)!, recipe, settings, {
+            breaker: options.breaker !== undefined || settings.profile !== "local"
           })
-        )
+          routes.set(path, route)
+        }
+        return route
       }
 
-      // Settings are worked out once per recipe (a recipe rarely changes while a server runs).
-      const settingsCache = new WeakMap<Recipe.Recipe, Profile.Settings>()
-      const settingsOf = (recipe: Recipe.Recipe): Profile.Settings => {
-        let found = settingsCache.get(recipe)
-        if (found === undefined) {
-          found = Profile.settings(recipe, options, fallback)
-          settingsCache.set(recipe, found)
+      // A caller is made once per observer, recipe and session, with the contexts its calls run with.
+      const callers = new WeakMap<Observer.ObserverShape, WeakMap<Recipe.Recipe, Map<string, Caller.Caller>>>()
+      const callerOf = (
+        observer: Observer.ObserverShape,
+        recipe: Recipe.Recipe,
+        session: string | undefined,
+        forbidden: ReadonlyArray<Trust.ForbiddenRule>
+      ): Caller.Caller => {
+        let byRecipe = callers.get(observer)
+        if (byRecipe === undefined) {
+          byRecipe = new WeakMap()
+          callers.set(observer, byRecipe)
+        }
+        let bySession = byRecipe.get(recipe)
+        if (bySession === undefined) {
+          bySession = new Map()
+          byRecipe.set(recipe, bySession)
+        }
+        const key = session ?? ""
+        let found = bySession.get(key)
+        if (found === undefined || found.forbidden !== forbidden) {
+          found = Caller.make({ observer, recipe, settings: settingsOf(recipe), session, forbidden, base })
+          bySession.set(key, found)
+          // Sessions come and go with connections: keep the callers of the most recent thousand.
+          if (bySession.size > 1000) bySession.delete(bySession.keys().next().value!)
         }
         return found
       }
 
-      const publish = (outcome: Outcome, observerId: string, started: number) =>
-        Effect.flatMap(Clock.currentTimeMillis, (at) => {
-          const common = { id: outcome.callId, path: outcome.path, observerId, at }
-          if (outcome.ok) return events.publish({ _tag: "tool.completed", ...common, durationMillis: at - started })
-          switch (outcome.kind) {
-            case "denied":
-              return events.publish({ _tag: "tool.trust_denied", ...common, reason: outcome.error.message })
-            case "rate_limited":
-              return events.publish({
-                _tag: "tool.rate_limited",
-                ...common,
-                retryAfterMillis: ToolError.retryAfterMillis(outcome.error) ?? 0
-              })
-            default:
-              return events.publish({
-                _tag: "tool.failed",
-                ...common,
-                durationMillis: at - started,
-                error: { _tag: outcome.error._tag, message: outcome.error.message }
-              })
-          }
-        })
-
-      /** One call of one path: the served tool under its plan, its exit turned into an outcome. */
+      /** One call of one path by the caller in context, as the road makes it. */
       const call = (
         path: string,
         callId: string,
         raw: unknown,
-        callPlan: Plan,
+        step: {
+          readonly recipe: Recipe.Recipe
+          readonly session: string | undefined
+          readonly from: string | undefined
+          readonly refusal: unknown
+        },
         alternatives: ReadonlyArray<string> | undefined
       ): Effect.Effect<Outcome, never, Observer.Observer> =>
-        Effect.gen(function* () {
-          const observer = yield* Observer.Observer
-          const started = yield* Clock.currentTimeMillis
-          yield* events.publish({ _tag: "tool.invoked", id: callId, path, observerId: observer.id, at: started })
-          const tool = served.get(path)!
-          const exit = yield* tool
-            .run(raw)
-            .pipe(
-              Effect.provideService(CurrentPlan, callPlan),
-              Effect.provideService(Sessions.Current, callPlan.session),
-              Traced.withCallId(callId),
-              Effect.provideService(Summarized.MemoryTools, memoryTools),
-              alternatives !== undefined ? Traced.withAlternatives(alternatives) : (e) => e,
-              Effect.provideContext(Context.merge(services, Context.make(Observer.Observer, observer))),
-              Effect.exit
-            )
-          let outcome: Outcome
-          if (Exit.isSuccess(exit)) {
-            outcome = { ok: true, result: exit.value, path, callId }
-          } else {
-            const error = Cause.findErrorOption(exit.cause)
-            if (Option.isNone(error)) return yield* Effect.failCause(exit.cause as Cause.Cause<never>)
-            outcome = failureOf(path, callId, error.value)
-          }
-          yield* publish(outcome, observer.id, started)
-          return outcome
-        })
+        Effect.flatMap(Observer.Observer, (observer) =>
+          Effect.flatMap(Trust.ForbiddenRules, (forbidden) =>
+            road.call(routeOf(step.recipe, path), callerOf(observer, step.recipe, step.session, forbidden), raw, {
+              id: callId,
+              from: step.from,
+              refusal: step.refusal,
+              alternatives
+            })
+          )
+        )
 
       const invoke = (request: Request): Effect.Effect<Outcome, never, Observer.Observer | Recipe.CurrentRecipe> =>
         Effect.gen(function* () {
@@ -354,7 +347,6 @@ export const layer = (
           const callId = Traced.makeCallId()
           const planned = plan(registry, recipe, request)
           if (planned._tag === "Unplanned") return failureOf(planned.path, callId, planned.error)
-          const settings = settingsOf(recipe)
           const session = request.session ?? observer.session
           // A denied step is refused before anything runs, and that refusal is recorded.
           const denied = planned.steps.find((s) => s.decision._tag === "Denied")
@@ -368,7 +360,7 @@ export const layer = (
               step.entry.path,
               id,
               denied === undefined ? stepInput(i, step.args, request.input, previous) : (request.input ?? {}),
-              { decision: step.decision, recipe, settings, session, from, refusal: undefined },
+              { recipe, session, from, refusal: undefined },
               request.alternatives
             )
             if (!outcome.ok) return i === 0 ? outcome : { ...outcome, callId }
@@ -402,14 +394,7 @@ export const layer = (
                       path,
                       Traced.makeCallId(),
                       {},
-                      {
-                        decision: Recipe.decide(recipe, path, entry.tool.trust),
-                        recipe,
-                        settings: settingsOf(recipe),
-                        session: options?.session ?? observer.session,
-                        from: undefined,
-                        refusal
-                      },
+                      { recipe, session: options?.session ?? observer.session, from: undefined, refusal },
                       undefined
                     )
               )

@@ -16,6 +16,7 @@ import { type Family, Observer, ReadProof, Trust } from "@ugent/core"
 import { type Sandbox, Workspace } from "@ugent/tools"
 import {
   type AuditStore,
+  type CircuitBreakerOptions,
   type Limit,
   OnStoreError,
   type OnStoreErrorPolicy,
@@ -122,6 +123,12 @@ export interface Options {
    * second.
    */
   readonly onStoreError?: OnStoreErrorPolicy | undefined
+  /**
+   * The circuit breaker of each path (default under the `shared` profile:
+   * the CircuitBreaker wrapper's, 5 consecutive failures open it for 30 s;
+   * under `local`, none unless this is given).
+   */
+  readonly breaker?: Omit<CircuitBreakerOptions, "key"> | undefined
   /** Who confirms calls that need it (default: nobody, so they are denied). */
   readonly approver?: ((request: Trust.ApprovalRequest) => Effect.Effect<boolean>) | undefined
   /** How long an approval may wait before it counts as a denial (default 30 s). */
@@ -214,7 +221,8 @@ export const overridesOf = (options: Options): Invoke.InvokerOptions => ({
   tool: options.limits?.tool,
   timeout: options.timeout,
   loop: options.loop,
-  budgetTokens: options.budgetTokens
+  budgetTokens: options.budgetTokens,
+  breaker: options.breaker
 })
 
 /**

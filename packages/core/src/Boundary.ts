@@ -58,26 +58,13 @@ export const encodeOutput = <A, B, E, R>(tool: Tool<A, B, E, R>, output: B): Eff
         )
   })
 
-const texts = new WeakMap<object, string>()
-
 /**
- * The JSON text of an encoded value, made once per object: the road sizes a
- * result by it, its audit keeps its head, and a projection sends it, so a
- * large result is printed once instead of three times. Encoded values are
- * never mutated, so the text stays true. `undefined` prints as `"null"`.
+ * The JSON text of an encoded value; `undefined` prints as `"null"`.
  *
  * @category encoding
  * @since 0.2.0
  */
-export const jsonText = (encoded: unknown): string => {
-  if (typeof encoded !== "object" || encoded === null) return JSON.stringify(encoded) ?? "null"
-  let text = texts.get(encoded)
-  if (text === undefined) {
-    text = JSON.stringify(encoded) ?? "null"
-    texts.set(encoded, text)
-  }
-  return text
-}
+export const jsonText = (encoded: unknown): string => JSON.stringify(encoded) ?? "null"
 
 const syncEncoders = new WeakMap<object, (u: unknown) => Exit.Exit<unknown, unknown>>()
 

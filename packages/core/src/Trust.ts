@@ -328,12 +328,29 @@ export const withForbiddenRules = (rules: ReadonlyArray<ForbiddenRule>): Layer.L
  */
 export const checkForbidden = (tool: string, input: unknown): Effect.Effect<void, Forbidden> =>
   Effect.flatMap(ForbiddenRules, (rules) => {
-    for (const rule of rules) {
-      const detail = rule.check({ tool, input })
-      if (detail !== undefined) return Effect.fail(new Forbidden({ tool, rule: rule.name, detail }))
-    }
-    return Effect.void
+    const forbidden = forbiddenBy(rules, tool, input)
+    return forbidden === undefined ? Effect.void : Effect.fail(forbidden)
   })
+
+/**
+ * The first of `rules` a call breaks, as its `Forbidden` error, or
+ * `undefined`: the check of {@link checkForbidden} as a plain function, for a
+ * road that reads the rules once.
+ *
+ * @category gating
+ * @since 0.2.0
+ */
+export const forbiddenBy = (
+  rules: ReadonlyArray<ForbiddenRule>,
+  tool: string,
+  input: unknown
+): Forbidden | undefined => {
+  for (const rule of rules) {
+    const detail = rule.check({ tool, input })
+    if (detail !== undefined) return new Forbidden({ tool, rule: rule.name, detail })
+  }
+  return undefined
+}
 
 // ---------------------------------------------------------------------------
 // The gate
@@ -498,10 +515,18 @@ export const admit = (admission: Admission): Effect.Effect<void, Forbidden | Tru
 export const runAs =
   (observer: ObserverShape) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, Capability>> =>
-    effect.pipe(
-      Effect.provideContext(level.contextUpTo(observer.trust) as Context.Context<Capability>),
-      Effect.provideService(GateSession, Option.some(observer))
-    ) as Effect.Effect<A, E, Exclude<R, Capability>>
+    Effect.provideContext(effect, runContext(observer)) as Effect.Effect<A, E, Exclude<R, Capability>>
+
+/**
+ * What {@link runAs} provides, as a context: the capabilities of the
+ * caller's level and the caller known to {@link escalate}. A road that serves
+ * one caller many times makes it once.
+ *
+ * @category gating
+ * @since 0.2.0
+ */
+export const runContext = (observer: ObserverShape): Context.Context<Capability> =>
+  Context.add(level.contextUpTo(observer.trust) as Context.Context<Capability>, GateSession, Option.some(observer))
 
 /**
  * Discharges a tool's trust requirement at run time. Before each call it

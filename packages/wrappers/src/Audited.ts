@@ -20,13 +20,13 @@
  *
  * @since 0.1.0
  */
-import { Boundary, Observer, Tool, ToolError } from "@ugent/core"
-import { Cause, Clock, Context, Effect, Exit, Option } from "effect"
+import { Observer, Tool } from "@ugent/core"
+import { Clock, Context, Effect, Exit, Option } from "effect"
 import { dual } from "effect/Function"
-import { type AuditEntry, type AuditError, AuditStore } from "./AuditStore.ts"
-import { canonicalJson } from "./internal/canonical.ts"
-import { jsonOf, optionEncoder } from "./internal/jsonValue.ts"
+import { AuditStore } from "./AuditStore.ts"
 import { claim } from "./internal/callId.ts"
+import { optionEncoder } from "./internal/jsonValue.ts"
+import * as Journal from "./Journal.ts"
 import { traceId } from "./internal/traceId.ts"
 import { StoreError } from "./StoreError.ts"
 import { CallId } from "./Traced.ts"
@@ -50,35 +50,13 @@ export interface AuditedOptions<A = unknown, B = unknown> {
   readonly onStoreError?: "fail" | "log" | undefined
 }
 
-const cut = (s: string, max: number) => (s.length <= max ? s : `${s.slice(0, max - 1)}…`)
-
-/** An input as recorded: its canonical JSON (keys sorted), so one input always reads the same. */
-const inputText = (encoded: unknown): string =>
-  typeof encoded === "string" ? encoded : (canonicalJson(encoded) ?? JSON.stringify(jsonOf(encoded)))
-
-/**
- * The text a model would read of a result: itself if a string, else its JSON
- * (the engine's own, in the value's key order: only its first 200 characters
- * and its length are kept, and a result can be large, so sorting its keys
- * would cost much and buy nothing).
- */
-const resultText = (encoded: unknown): string => {
-  if (typeof encoded === "string") return encoded
-  try {
-    return Boundary.jsonText(encoded)
-  } catch {
-    // A bigint or a cycle: a plain copy prints.
-    return JSON.stringify(jsonOf(encoded))
-  }
-}
-
 /**
  * The estimated size in tokens of a text: characters / 4, rounded up.
  *
  * @category utils
  * @since 0.1.0
  */
-export const estimateTokens = (text: string): number => Math.ceil(text.length / 4)
+export const estimateTokens: (text: string) => number = Journal.estimateTokens
 
 // The wrapper itself; exported below with `estimateTokens` attached.
 const audited: {
@@ -98,105 +76,59 @@ const audited: {
     options?: AuditedOptions<A, B>
   ): Tool.Tool<A, B, E | StoreError, R | AuditStore> => {
     const path = options?.path ?? self.name
-    const anonymous = options?.anonymous ?? "anonymous"
-    const failClosed = (options?.onStoreError ?? "fail") === "fail"
     const encodeInput = optionEncoder(self.input)
     const encodeOutput = optionEncoder(self.output)
-    const summarizeInput =
-      options?.summarizeInput ??
-      ((a: A) => {
-        const encoded = encodeInput(a)
-        return cut(inputText(Option.isSome(encoded) ? encoded.value : a), 200)
-      })
+    const given = options?.summarizeInput
     const summarizeResult = options?.summarizeResult
     const { writesFs, callsShell, callsNetwork, irreversible } = self.effects
     const sideEffects = writesFs || callsShell || callsNetwork || irreversible
+    const noFailure = () => Option.none()
 
     return Tool.wrap(
       self,
       (run) => (a) =>
         // One read of the context instead of one effect per service: this runs on every call.
         Effect.contextWith((context: Context.Context<AuditStore>) => {
-          const store = Context.get(context, AuditStore)
-          const observer = Context.getOption(context, Observer.Observer)
           const clock = Context.get(context, Clock.Clock)
-          const callId = claim(Context.get(context, CallId), "audited") ?? traceId()
-          const common = {
-            callId,
-            observerId: Option.isSome(observer) ? observer.value.id : anonymous,
+          const call: Journal.Call = {
+            id: claim(Context.get(context, CallId), "audited") ?? traceId(),
+            parentId: undefined,
+            rootId: "",
             path,
-            inputSummary: summarizeInput(a)
+            observer: Option.getOrUndefined(Context.getOption(context, Observer.Observer)),
+            input: Option.getOrElse(encodeInput(a), () => a),
+            alternatives: [],
+            sideEffects,
+            startedAt: clock.currentTimeMillisUnsafe()
           }
-          const pending: AuditEntry = {
-            ...common,
-            id: `${callId}/before`,
-            phase: "before",
-            at: clock.currentTimeMillisUnsafe(),
-            status: "pending"
-          }
-          const before = sideEffects ? store.record(pending) : store.append(pending)
+          const sink = Journal.auditSink(Context.get(context, AuditStore), {
+            onStoreError: options?.onStoreError,
+            anonymous: options?.anonymous,
+            summarizeInput: given === undefined ? undefined : () => given(a)
+          })
           let startNanos = 0n
           const after = (exit: Exit.Exit<B, E>) =>
             Effect.suspend(() => {
               const durationMillis = Number(clock.currentTimeNanosUnsafe() - startNanos) / 1e6
-              let outcome:
-                | { readonly status: "success"; readonly resultSummary: string; readonly estimatedTokens: number }
-                | { readonly status: "failure"; readonly error: AuditError }
-              if (Exit.isSuccess(exit)) {
-                const encoded = encodeOutput(exit.value)
-                const text = resultText(Option.isSome(encoded) ? encoded.value : jsonOf(exit.value))
-                outcome = {
-                  status: "success",
-                  resultSummary: summarizeResult === undefined ? cut(text, 200) : summarizeResult(exit.value),
-                  estimatedTokens: estimateTokens(text)
-                }
-              } else {
-                outcome = { status: "failure", error: errorOf(exit.cause) }
-              }
-              const entry = {
-                ...common,
-                id: `${callId}/after`,
-                phase: "after" as const,
-                at: clock.currentTimeMillisUnsafe(),
-                durationMillis,
-                ...outcome
-              }
-              return store
-                .append(entry)
-                .pipe(
-                  Effect.catch((e) => Effect.logWarning(`Audited: could not record the end of a call of ${path}`, e))
-                )
+              const ending = Journal.endingOf(exit, encodeOutput, noFailure)
+              const told =
+                ending._tag === "Success" && Exit.isSuccess(exit) && summarizeResult !== undefined
+                  ? { ...ending, summary: summarizeResult(exit.value) }
+                  : ending
+              return sink.end(call, told, durationMillis, clock.currentTimeMillisUnsafe())
             })
-          const call = Effect.suspend(() => {
-            startNanos = clock.currentTimeNanosUnsafe()
-            return Effect.onExit(run(a), after)
-          })
           return Effect.andThen(
-            failClosed
-              ? before
-              : Effect.catch(before, (e) => Effect.logWarning(`Audited: could not record the call of ${path}`, e)),
-            call
+            sink.begin!(call),
+            Effect.suspend(() => {
+              startNanos = clock.currentTimeNanosUnsafe()
+              return Effect.onExit(run(a), after)
+            })
           )
         }),
       { failure: Tool.failureWith(self, StoreError) }
     )
   }
 )
-
-// A typed error carries its kind on its class; a defect is the tool's own failure; an interrupted call has no kind.
-const errorOf = <E>(cause: Cause.Cause<E>): AuditError => {
-  const error = Cause.findErrorOption(cause)
-  if (Option.isSome(error)) {
-    return {
-      tag: ToolError.toJson(error.value)._tag,
-      message: ToolError.messageOf(error.value),
-      kind: ToolError.kindOf(error.value)
-    }
-  }
-  if (Cause.hasInterruptsOnly(cause))
-    return { tag: "Interrupted", message: "The call was interrupted before it finished." }
-  return { tag: "Defect", message: cut(Cause.pretty(cause), 500), kind: "failed" }
-}
 
 /**
  * Audits a tool (see the module documentation): a pending entry before each

@@ -110,6 +110,158 @@ const retryAfterOf = (e: unknown): Duration.Duration | undefined => {
   return typeof ms === "number" && Number.isFinite(ms) && ms >= 0 ? Duration.millis(ms) : undefined
 }
 
+/**
+ * The breaker's stage of one call, for a tool named `tool`: admitted by the
+ * store (or refused, `CircuitOpen`), run, and its outcome recorded, as
+ * Effect's `CircuitBreaker.execute` does; `onStoreError` says what to do when
+ * the store does not answer. What the wrapper does around each call, and what
+ * the AGENTESE road does in its place.
+ *
+ * @category stages
+ * @since 0.2.0
+ */
+export const stage = <E = unknown>(
+  tool: string,
+  options?: CircuitBreakerOptions<E>
+): (<B, E2 extends E, R>(
+  store: Breaker.CircuitBreakerStore["Service"],
+  effect: Effect.Effect<B, E2, R>,
+  onStoreError: OnStoreErrorPolicy
+) => Effect.Effect<B, E2 | CircuitOpen, R>) => {
+  const key = options?.key ?? tool
+  const isFailure = options?.isFailure ?? ToolError.isToolFault
+  const breakerOptions = {
+    tripPolicy: options?.tripPolicy ?? Breaker.consecutive(5),
+    openDuration: options?.openDuration ?? "30 seconds",
+    maxOpenDuration: options?.maxOpenDuration
+  }
+  const fixedPolicy = options?.onStoreError
+  // One breaker (policy + transition stream) per store and store-error policy; the circuit state lives in the store.
+  const breakers = new WeakMap<
+    Breaker.CircuitBreakerStore["Service"],
+    Map<OnStoreErrorPolicy, Breaker.CircuitBreaker>
+  >()
+  const breakerFor = (store: Breaker.CircuitBreakerStore["Service"], onStoreError: OnStoreErrorPolicy) => {
+    const known = breakers.get(store)?.get(onStoreError)
+    if (known !== undefined) return Effect.succeed(known)
+    return Breaker.make({ ...breakerOptions, onStoreError }).pipe(
+      // The breaker's only resource is its transition stream, kept as long as the store is.
+      Effect.provideService(Scope.Scope, Scope.makeUnsafe()),
+      Effect.provideService(Breaker.CircuitBreakerStore, store),
+      Effect.tap((made) =>
+        Effect.sync(() => {
+          const byPolicy = breakers.get(store) ?? new Map<OnStoreErrorPolicy, Breaker.CircuitBreaker>()
+          byPolicy.set(onStoreError, made)
+          breakers.set(store, byPolicy)
+        })
+      )
+    )
+  }
+  const classify = (exit: Exit.Exit<unknown, unknown>): Breaker.Outcome => {
+    if (Exit.isSuccess(exit)) return Breaker.success
+    const error = Cause.findErrorOption(exit.cause)
+    if (error._tag === "None") return Breaker.failure()
+    // The errors of a guarded effect are the E the options were given for.
+    if (!isFailure(error.value as E)) return Breaker.ignored
+    return Breaker.failure({ retryAfter: retryAfterOf(error.value) })
+  }
+  const toCircuitOpen = (e: Breaker.CircuitBreakerError): CircuitOpen => {
+    const reason = e.reason
+    switch (reason._tag) {
+      case "CircuitOpen":
+        return new CircuitOpen({
+          tool,
+          key,
+          state: "open",
+          retryAfterMillis: Duration.toMillis(reason.retryAfter)
+        })
+      case "CircuitHalfOpen":
+        // The trial call's length is unknown; a second is a reasonable pause before asking again.
+        return new CircuitOpen({ tool, key, state: "half-open", retryAfterMillis: 1000 })
+      case "CircuitBreakerStoreError":
+        return new CircuitOpen({ tool, key, state: "unavailable", retryAfterMillis: 1000 })
+    }
+  }
+  const fixedOpen = Schedule.isSchedule(breakerOptions.openDuration)
+    ? undefined
+    : Duration.fromInputUnsafe(breakerOptions.openDuration)
+  const maxOpen = Duration.fromInputUnsafe(breakerOptions.maxOpenDuration ?? "1 hour")
+  // What `record` is told to open the circuit for, as `CircuitBreaker.execute` works it out for a fixed duration.
+  const openFor = (outcome: Breaker.Outcome, admission: Breaker.Admission, open: Duration.Duration) =>
+    outcome._tag === "Ignored" ||
+    (outcome._tag === "Success" && (admission.probe || breakerOptions.tripPolicy._tag === "Consecutive"))
+      ? Duration.zero
+      : outcome._tag === "Failure" && outcome.retryAfter !== undefined
+        ? Duration.max(open, Duration.min(outcome.retryAfter, maxOpen))
+        : open
+  const rejected = (e: Breaker.CircuitBreakerError) => Effect.fail(toCircuitOpen(e))
+  // The store's own admit and record around the call: `CircuitBreaker.execute` adds a transition stream and more
+  // steps, and a guarded call cost 15 µs through it against 6 µs here (in a loop), on every call of the road.
+  const direct = <B, E2, R>(
+    store: Breaker.CircuitBreakerStore["Service"],
+    effect: Effect.Effect<B, E2, R>,
+    open: Duration.Duration,
+    onStoreError: OnStoreErrorPolicy
+  ): Effect.Effect<B, E2 | CircuitOpen, R> =>
+    Effect.uninterruptibleMask((restore) => {
+      // The admission's scope (a half-open probe's turn) closes however the call ends, as `execute`'s does.
+      const scope = Scope.makeUnsafe()
+      const call = Effect.flatMap(
+        Effect.exit(Scope.provide(store.admit(key), scope)),
+        (admitted): Effect.Effect<B, E2 | CircuitOpen, R> => {
+          if (Exit.isFailure(admitted)) {
+            const error = Cause.findErrorOption(admitted.cause)
+            // No typed error: a defect or an interruption, passed on as it is.
+            if (error._tag === "None") return Effect.failCause(admitted.cause as Cause.Cause<never>)
+            if (error.value.reason._tag !== "CircuitBreakerStoreError" || onStoreError === "fail") {
+              return rejected(error.value)
+            }
+            // The store's outage is logged once by its connection (see Stores.layerRedis), not per call.
+            return Effect.andThen(
+              Effect.logDebug(`CircuitBreaker: the breaker's store does not answer; ${tool} runs unrecorded`),
+              restore(effect)
+            )
+          }
+          const admission = admitted.value
+          return Effect.flatMap(Effect.exit(restore(effect)), (exit) => {
+            const outcome =
+              Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? Breaker.ignored : classify(exit)
+            const record = store
+              .record({
+                key,
+                generation: admission.generation,
+                outcome: outcome._tag,
+                tripPolicy: breakerOptions.tripPolicy,
+                openFor: openFor(outcome, admission, open)
+              })
+              .pipe(
+                Effect.catch(() =>
+                  Effect.logDebug(`CircuitBreaker: the breaker's store did not record the outcome of ${tool}`)
+                )
+              )
+            return Effect.andThen(record, exit)
+          })
+        }
+      )
+      return Effect.onExit(call, (exit) => Scope.close(scope, exit))
+    })
+  return <B, E2 extends E, R>(
+    store: Breaker.CircuitBreakerStore["Service"],
+    effect: Effect.Effect<B, E2, R>,
+    policy: OnStoreErrorPolicy
+  ): Effect.Effect<B, E2 | CircuitOpen, R> => {
+    const onStoreError = fixedPolicy ?? policy
+    if (fixedOpen !== undefined) return direct(store, effect, fixedOpen, onStoreError)
+    return Effect.flatMap(breakerFor(store, onStoreError), (breaker) =>
+      breaker
+        .execute(effect, { key, classify })
+        .pipe(
+          Effect.catchIf((e): e is Breaker.CircuitBreakerError => e instanceof Breaker.CircuitBreakerError, rejected)
+        )
+    )
+  }
+}
+
 // The wrapper itself; exported below with its trip policies and store layer attached.
 const circuitBreaker: {
   <E = unknown>(
@@ -127,140 +279,13 @@ const circuitBreaker: {
     self: Tool.Tool<A, B, E, R>,
     options?: CircuitBreakerOptions<E>
   ): Tool.Tool<A, B, E | CircuitOpen, R | Breaker.CircuitBreakerStore> => {
-    const key = options?.key ?? self.name
-    const isFailure = options?.isFailure ?? ToolError.isToolFault
-    const breakerOptions = {
-      tripPolicy: options?.tripPolicy ?? Breaker.consecutive(5),
-      openDuration: options?.openDuration ?? "30 seconds",
-      maxOpenDuration: options?.maxOpenDuration
-    }
-    const fixedPolicy = options?.onStoreError
-    // One breaker (policy + transition stream) per store and store-error policy; the circuit state lives in the store.
-    const breakers = new WeakMap<
-      Breaker.CircuitBreakerStore["Service"],
-      Map<OnStoreErrorPolicy, Breaker.CircuitBreaker>
-    >()
-    const breakerFor = (store: Breaker.CircuitBreakerStore["Service"], onStoreError: OnStoreErrorPolicy) => {
-      const known = breakers.get(store)?.get(onStoreError)
-      if (known !== undefined) return Effect.succeed(known)
-      return Breaker.make({ ...breakerOptions, onStoreError }).pipe(
-        // The breaker's only resource is its transition stream, kept as long as the store is.
-        Effect.provideService(Scope.Scope, Scope.makeUnsafe()),
-        Effect.provideService(Breaker.CircuitBreakerStore, store),
-        Effect.tap((made) =>
-          Effect.sync(() => {
-            const byPolicy = breakers.get(store) ?? new Map<OnStoreErrorPolicy, Breaker.CircuitBreaker>()
-            byPolicy.set(onStoreError, made)
-            breakers.set(store, byPolicy)
-          })
-        )
-      )
-    }
-    const classify = (exit: Exit.Exit<B, E>): Breaker.Outcome => {
-      if (Exit.isSuccess(exit)) return Breaker.success
-      const error = Cause.findErrorOption(exit.cause)
-      if (error._tag === "None") return Breaker.failure()
-      if (!isFailure(error.value)) return Breaker.ignored
-      return Breaker.failure({ retryAfter: retryAfterOf(error.value) })
-    }
-    const toCircuitOpen = (e: Breaker.CircuitBreakerError): CircuitOpen => {
-      const reason = e.reason
-      switch (reason._tag) {
-        case "CircuitOpen":
-          return new CircuitOpen({
-            tool: self.name,
-            key,
-            state: "open",
-            retryAfterMillis: Duration.toMillis(reason.retryAfter)
-          })
-        case "CircuitHalfOpen":
-          // The trial call's length is unknown; a second is a reasonable pause before asking again.
-          return new CircuitOpen({ tool: self.name, key, state: "half-open", retryAfterMillis: 1000 })
-        case "CircuitBreakerStoreError":
-          return new CircuitOpen({ tool: self.name, key, state: "unavailable", retryAfterMillis: 1000 })
-      }
-    }
-    const fixedOpen = Schedule.isSchedule(breakerOptions.openDuration)
-      ? undefined
-      : Duration.fromInputUnsafe(breakerOptions.openDuration)
-    const maxOpen = Duration.fromInputUnsafe(breakerOptions.maxOpenDuration ?? "1 hour")
-    // What `record` is told to open the circuit for, as `CircuitBreaker.execute` works it out for a fixed duration.
-    const openFor = (outcome: Breaker.Outcome, admission: Breaker.Admission, open: Duration.Duration) =>
-      outcome._tag === "Ignored" ||
-      (outcome._tag === "Success" && (admission.probe || breakerOptions.tripPolicy._tag === "Consecutive"))
-        ? Duration.zero
-        : outcome._tag === "Failure" && outcome.retryAfter !== undefined
-          ? Duration.max(open, Duration.min(outcome.retryAfter, maxOpen))
-          : open
-    const rejected = (e: Breaker.CircuitBreakerError) => Effect.fail(toCircuitOpen(e))
-    // The store's own admit and record around the call: `CircuitBreaker.execute` adds a transition stream and more
-    // steps, and a guarded call cost 15 µs through it against 6 µs here (in a loop), on every call of the road.
-    const direct = (
-      store: Breaker.CircuitBreakerStore["Service"],
-      effect: Effect.Effect<B, E, R>,
-      open: Duration.Duration,
-      onStoreError: OnStoreErrorPolicy
-    ): Effect.Effect<B, E | CircuitOpen, R> =>
-      Effect.uninterruptibleMask((restore) => {
-        // The admission's scope (a half-open probe's turn) closes however the call ends, as `execute`'s does.
-        const scope = Scope.makeUnsafe()
-        const call = Effect.flatMap(
-          Effect.exit(Scope.provide(store.admit(key), scope)),
-          (admitted): Effect.Effect<B, E | CircuitOpen, R> => {
-            if (Exit.isFailure(admitted)) {
-              const error = Cause.findErrorOption(admitted.cause)
-              // No typed error: a defect or an interruption, passed on as it is.
-              if (error._tag === "None") return Effect.failCause(admitted.cause as Cause.Cause<never>)
-              if (error.value.reason._tag !== "CircuitBreakerStoreError" || onStoreError === "fail") {
-                return rejected(error.value)
-              }
-              // The store's outage is logged once by its connection (see Stores.layerRedis), not per call.
-              return Effect.andThen(
-                Effect.logDebug(`CircuitBreaker: the breaker's store does not answer; ${self.name} runs unrecorded`),
-                restore(effect)
-              )
-            }
-            const admission = admitted.value
-            return Effect.flatMap(Effect.exit(restore(effect)), (exit) => {
-              const outcome =
-                Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? Breaker.ignored : classify(exit)
-              const record = store
-                .record({
-                  key,
-                  generation: admission.generation,
-                  outcome: outcome._tag,
-                  tripPolicy: breakerOptions.tripPolicy,
-                  openFor: openFor(outcome, admission, open)
-                })
-                .pipe(
-                  Effect.catch(() =>
-                    Effect.logDebug(`CircuitBreaker: the breaker's store did not record the outcome of ${self.name}`)
-                  )
-                )
-              return Effect.andThen(record, exit)
-            })
-          }
-        )
-        return Effect.onExit(call, (exit) => Scope.close(scope, exit))
-      })
+    const guard = stage(self.name, options)
     return Tool.wrap(
       self,
       (run) => (a) =>
-        Effect.contextWith((context: Context.Context<Breaker.CircuitBreakerStore>) => {
-          const store = Context.get(context, Breaker.CircuitBreakerStore)
-          const onStoreError = fixedPolicy ?? Context.get(context, OnStoreError)
-          if (fixedOpen !== undefined) return direct(store, run(a), fixedOpen, onStoreError)
-          return Effect.flatMap(breakerFor(store, onStoreError), (breaker) =>
-            breaker
-              .execute(run(a), { key, classify })
-              .pipe(
-                Effect.catchIf(
-                  (e): e is Breaker.CircuitBreakerError => e instanceof Breaker.CircuitBreakerError,
-                  rejected
-                )
-              )
-          )
-        }) as Effect.Effect<B, E | CircuitOpen, R | Breaker.CircuitBreakerStore>,
+        Effect.contextWith((context: Context.Context<Breaker.CircuitBreakerStore>) =>
+          guard(Context.get(context, Breaker.CircuitBreakerStore), run(a), Context.get(context, OnStoreError))
+        ) as Effect.Effect<B, E | CircuitOpen, R | Breaker.CircuitBreakerStore>,
       { failure: Tool.failureWith(self, CircuitOpen) }
     )
   }
@@ -299,4 +324,5 @@ export const CircuitBreaker: typeof circuitBreaker & {
   readonly rate: typeof rate
   readonly layerMemory: typeof layerMemory
   readonly OnStoreError: typeof OnStoreError
-} = Object.assign(circuitBreaker, { consecutive, rate, layerMemory, OnStoreError })
+  readonly stage: typeof stage
+} = Object.assign(circuitBreaker, { consecutive, rate, layerMemory, OnStoreError, stage })

@@ -181,8 +181,14 @@ export const layerMemory: Layer.Layer<RateLimiter.RateLimiter> = RateLimiter.lay
   Layer.provide(RateLimiter.layerStoreMemory)
 )
 
-/** A limit ready to check: everything but the key's id, worked out once per list of limits. */
-interface Compiled {
+/**
+ * A limit ready to check: everything but the key's id, worked out once per
+ * list of limits.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Compiled {
   readonly scope: "global" | "observer" | "tool"
   /** The limit is part of the key: two configurations never share one bucket with different rules. */
   readonly suffix: string
@@ -219,6 +225,87 @@ const compiled = (scope: Compiled["scope"], limits: ReadonlyArray<Limit>): Reado
   return found
 }
 
+/**
+ * Limits compiled once: what {@link admit} checks.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Checks {
+  readonly global: ReadonlyArray<Compiled>
+  readonly observer: ReadonlyArray<Compiled>
+  readonly tool: ReadonlyArray<Compiled>
+}
+
+/**
+ * Compiles limits for {@link admit}.
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const checks = (limits: Limits): Checks => ({
+  global: compiled("global", limits.global),
+  observer: compiled("observer", limits.observer),
+  tool: compiled("tool", limits.tool)
+})
+
+/**
+ * The limiter's stage of one call: a token of every bucket that applies,
+ * narrow scopes first (the caller's, the tool's, then the global ones, so a
+ * call refused per caller does not spend a global token), or the first
+ * refusal. `ids` name the caller's and the tool's buckets. What the wrapper
+ * does around each call, and what the AGENTESE road does in its place.
+ *
+ * @category stages
+ * @since 0.2.0
+ */
+export const admit = (
+  limiter: RateLimiter.RateLimiter,
+  limits: Checks,
+  ids: { readonly observer: string; readonly tool: string },
+  options: { readonly tool: string; readonly prefix?: string | undefined; readonly onStoreError: OnStoreErrorPolicy }
+): Effect.Effect<void, RateLimitedError | RateLimiterUnavailable> => {
+  const prefix = options.prefix ?? "ugent:"
+  const refused = (check: Compiled, retryAfterMillis: number) =>
+    new RateLimitedError({
+      tool: options.tool,
+      scope: check.scope,
+      limit: check.limit,
+      windowMillis: check.windowMillis,
+      retryAfterMillis
+    })
+  const consume = (check: Compiled, id: string): Effect.Effect<unknown, RateLimitedError | RateLimiterUnavailable> =>
+    // A bucket of no tokens: nothing to ask the store.
+    check.capacity === 0
+      ? Effect.fail(refused(check, check.windowMillis))
+      : limiter
+          .consume({
+            key: `${prefix}${check.scope}:${id}:${check.suffix}`,
+            algorithm: "token-bucket",
+            onExceeded: "fail",
+            // A bucket of `capacity` tokens refilled at `limit` per window.
+            limit: check.capacity,
+            window: check.refillWindow
+          })
+          .pipe(
+            Effect.catchTag("RateLimiterError", (e): Effect.Effect<void, RateLimitedError | RateLimiterUnavailable> => {
+              const reason = e.reason
+              if (reason._tag === "RateLimitExceeded") {
+                return Effect.fail(refused(check, Math.max(1, Math.ceil(Duration.toMillis(reason.retryAfter)))))
+              }
+              // The store's outage is logged once by its connection (see Stores.layerRedis), not per call.
+              return options.onStoreError === "allow"
+                ? Effect.logDebug(`RateLimited: the limiter's store does not answer; ${options.tool} runs uncounted`)
+                : Effect.fail(new RateLimiterUnavailable({ tool: options.tool, retryAfterMillis: 1000 }))
+            })
+          )
+  let effect: Effect.Effect<unknown, RateLimitedError | RateLimiterUnavailable> = Effect.void
+  for (const check of limits.observer) effect = Effect.andThen(effect, consume(check, ids.observer))
+  for (const check of limits.tool) effect = Effect.andThen(effect, consume(check, ids.tool))
+  for (const check of limits.global) effect = Effect.andThen(effect, consume(check, "all"))
+  return Effect.asVoid(effect)
+}
+
 // The wrapper itself; exported below with its layer and references attached.
 const rateLimited: {
   (
@@ -236,54 +323,10 @@ const rateLimited: {
     self: Tool.Tool<A, B, E, R>,
     options?: RateLimitedOptions
   ): Tool.Tool<A, B, E | RateLimitedError | RateLimiterUnavailable, R | RateLimiter.RateLimiter> => {
-    const prefix = options?.prefix ?? "ugent:"
+    const stage = { tool: self.name, prefix: options?.prefix }
     const toolKey = options?.key ?? self.name
     const toolPerObserver = options?.toolPerObserver ?? false
     const fixedPolicy = options?.onStoreError
-    const refused = (check: Compiled, retryAfterMillis: number) =>
-      new RateLimitedError({
-        tool: self.name,
-        scope: check.scope,
-        limit: check.limit,
-        windowMillis: check.windowMillis,
-        retryAfterMillis
-      })
-
-    const unavailable = new RateLimiterUnavailable({ tool: self.name, retryAfterMillis: 1000 })
-
-    const consume = (
-      limiter: RateLimiter.RateLimiter,
-      check: Compiled,
-      id: string,
-      policy: OnStoreErrorPolicy
-    ): Effect.Effect<unknown, RateLimitedError | RateLimiterUnavailable> =>
-      // A bucket of no tokens: nothing to ask the store.
-      check.capacity === 0
-        ? Effect.fail(refused(check, check.windowMillis))
-        : limiter
-            .consume({
-              key: `${prefix}${check.scope}:${id}:${check.suffix}`,
-              algorithm: "token-bucket",
-              onExceeded: "fail",
-              // A bucket of `capacity` tokens refilled at `limit` per window.
-              limit: check.capacity,
-              window: check.refillWindow
-            })
-            .pipe(
-              Effect.catchTag(
-                "RateLimiterError",
-                (e): Effect.Effect<void, RateLimitedError | RateLimiterUnavailable> => {
-                  const reason = e.reason
-                  if (reason._tag === "RateLimitExceeded") {
-                    return Effect.fail(refused(check, Math.max(1, Math.ceil(Duration.toMillis(reason.retryAfter)))))
-                  }
-                  // The store's outage is logged once by its connection (see Stores.layerRedis), not per call.
-                  return policy === "allow"
-                    ? Effect.logDebug(`RateLimited: the limiter's store does not answer; ${self.name} runs uncounted`)
-                    : Effect.fail(unavailable)
-                }
-              )
-            )
 
     // Limits given as options are compiled once; those read from the reference, once per list.
     const fixed = {
@@ -301,22 +344,19 @@ const rateLimited: {
           const current = Context.get(context, CurrentLimits)
           const observer = Context.getOption(context, Observer.Observer)
           const policy = fixedPolicy ?? Context.get(context, OnStoreError)
-          // Narrow scopes first: a call refused per observer does not spend a global token.
-          let effect: Effect.Effect<unknown, RateLimitedError | RateLimiterUnavailable> = Effect.void
-          if (Option.isSome(observer)) {
-            for (const check of fixed.observer ?? compiled("observer", current.observer)) {
-              effect = Effect.andThen(effect, consume(limiter, check, observer.value.id, policy))
-            }
-          }
           // JSON keeps the pair apart whatever characters the tool key and the observer id hold.
           const toolId =
             toolPerObserver && Option.isSome(observer) ? JSON.stringify([toolKey, observer.value.id]) : toolKey
-          for (const check of fixed.tool ?? compiled("tool", current.tool)) {
-            effect = Effect.andThen(effect, consume(limiter, check, toolId, policy))
-          }
-          for (const check of fixed.global ?? compiled("global", current.global)) {
-            effect = Effect.andThen(effect, consume(limiter, check, "all", policy))
-          }
+          const effect = admit(
+            limiter,
+            {
+              observer: Option.isSome(observer) ? (fixed.observer ?? compiled("observer", current.observer)) : [],
+              tool: fixed.tool ?? compiled("tool", current.tool),
+              global: fixed.global ?? compiled("global", current.global)
+            },
+            { observer: Option.isSome(observer) ? observer.value.id : "", tool: toolId },
+            { ...stage, onStoreError: policy }
+          )
           return Effect.andThen(effect, run(a))
         }) as Effect.Effect<B, E | RateLimitedError | RateLimiterUnavailable, R | RateLimiter.RateLimiter>,
       { failure: Tool.failureWith(self, RateLimitedError, RateLimiterUnavailable) }
@@ -355,4 +395,13 @@ export const RateLimited: typeof rateLimited & {
   readonly defaults: typeof defaultLimits
   readonly Limits: typeof CurrentLimits
   readonly OnStoreError: typeof OnStoreError
-} = Object.assign(rateLimited, { layerMemory, defaults: defaultLimits, Limits: CurrentLimits, OnStoreError })
+  readonly admit: typeof admit
+  readonly checks: typeof checks
+} = Object.assign(rateLimited, {
+  layerMemory,
+  defaults: defaultLimits,
+  Limits: CurrentLimits,
+  OnStoreError,
+  admit,
+  checks
+})

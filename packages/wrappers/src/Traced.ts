@@ -31,11 +31,12 @@
  *
  * @since 0.1.0
  */
-import { Observer, Tool, ToolError } from "@ugent/core"
-import { Cause, Clock, Context, Effect, Exit, Option, type Schema } from "effect"
+import { Observer, Tool } from "@ugent/core"
+import { Clock, Context, Effect, type Exit, Option } from "effect"
 import { dual } from "effect/Function"
 import { claim } from "./internal/callId.ts"
-import { encodedJson, jsonOf, optionEncoder } from "./internal/jsonValue.ts"
+import { optionEncoder } from "./internal/jsonValue.ts"
+import * as Journal from "./Journal.ts"
 import { traceId } from "./internal/traceId.ts"
 import { RetryAttempt } from "./Retry.ts"
 import { TraceStore } from "./TraceStore.ts"
@@ -201,51 +202,28 @@ const traced: {
           const rootId = Option.isSome(parent) ? parent.value.rootId : id
           const startedAt = clock.currentTimeMillisUnsafe()
           const startNanos = clock.currentTimeNanosUnsafe()
-          const attributes: Record<string, unknown> = {
-            // OpenTelemetry's GenAI conventions for a tool's execution, then ugent's own.
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": path,
-            "gen_ai.tool.call.id": id,
-            "ugent.tool.name": self.name,
-            "ugent.tool.path": path,
-            "ugent.tool.version": self.version,
-            "ugent.trace.id": id,
-            "ugent.trace.root_id": rootId,
-            "ugent.retry.attempt": attempt
+          const call: Journal.Call = {
+            id,
+            parentId: Option.isSome(parent) ? parent.value.id : undefined,
+            rootId,
+            path,
+            observer: Option.getOrUndefined(observer),
+            input: Option.getOrElse(encodeInput(a), () => a),
+            alternatives,
+            sideEffects: false,
+            startedAt
           }
-          if (self.description !== "") attributes["gen_ai.tool.description"] = self.description
-          if (Option.isSome(parent)) attributes["ugent.trace.parent_id"] = parent.value.id
-          if (alternatives.length > 0) attributes["ugent.alternatives"] = alternatives.join(",")
-          if (Option.isSome(observer)) attributes["ugent.observer.id"] = observer.value.id
-
+          const attributes = Journal.spanAttributes(call, self, attempt)
+          const sink = Journal.traceSink(store)
           const record = (exit: Exit.Exit<B, E>) =>
             Effect.suspend(() => {
               const endNanos = clock.currentTimeNanosUnsafe()
-              const outcome = Exit.isSuccess(exit)
-                ? { status: "success" as const, output: encodedJson(encodeOutput, exit.value) }
-                : outcomeOfCause(exit.cause, encodeFailure)
-              return store
-                .append([
-                  {
-                    id,
-                    ...(Option.isSome(parent) ? { parentId: parent.value.id } : {}),
-                    rootId,
-                    path,
-                    input: encodedJson(encodeInput, a),
-                    ...outcome,
-                    startedAt,
-                    durationMillis: Number(endNanos - startNanos) / 1e6,
-                    alternatives: [...alternatives],
-                    ...(Option.isSome(observer) ? { observerId: observer.value.id } : {}),
-                    ...(Option.isSome(observer) && observer.value.session !== undefined
-                      ? { sessionId: observer.value.session }
-                      : {})
-                  }
-                ])
-                .pipe(
-                  // Losing a trace must not fail the call it describes.
-                  Effect.catch((error) => Effect.logWarning(`Traced: could not record a trace of ${path}`, error))
-                )
+              return sink.end(
+                call,
+                Journal.endingOf(exit, encodeOutput, encodeFailure),
+                Number(endNanos - startNanos) / 1e6,
+                0
+              )
             })
 
           const inner = run(a).pipe(
@@ -259,22 +237,6 @@ const traced: {
     )
   }
 )
-
-const outcomeOfCause = <E>(
-  cause: Cause.Cause<E>,
-  encodeFailure: (u: unknown) => Option.Option<unknown>
-):
-  | { readonly status: "failure"; readonly error: Schema.Json }
-  | { readonly status: "interrupted" }
-  | { readonly status: "defect"; readonly error: Schema.Json } => {
-  const error = Cause.findErrorOption(cause)
-  if (Option.isSome(error)) {
-    const encoded = encodeFailure(error.value)
-    return { status: "failure", error: jsonOf(ToolError.toJson(error.value, Option.getOrUndefined(encoded))) }
-  }
-  if (Cause.hasInterruptsOnly(cause)) return { status: "interrupted" }
-  return { status: "defect", error: { _tag: "Defect", message: Cause.pretty(cause) } }
-}
 
 /**
  * Traces a tool (see the module documentation): one record per call into the

@@ -17,6 +17,8 @@ export { Cached, type CachedOptions, type CachedTool, isCached } from "./Cached.
 export { CircuitBreaker, type CircuitBreakerOptions, CircuitOpen } from "./CircuitBreaker.ts"
 /** @since 0.2.0 */
 export { OnStoreError, type OnStoreErrorPolicy } from "./OnStoreError.ts"
+/** @since 0.2.0 */
+export * as Journal from "./Journal.ts"
 /** @since 0.1.0 */
 export * as MemoryStore from "./MemoryStore.ts"
 /** @since 0.1.0 */

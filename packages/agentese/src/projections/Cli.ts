@@ -769,11 +769,12 @@ const mcp = Command.make("mcp", { ...common, outputSchemas, maxMessageBytes }, (
     const setup = yield* setupOf(flags, { stores: "sqlite", proofKey: true, profile: "local" })
     const road = Server.layer(setup)
     const Mcp = yield* loadMcp
-    const served = Mcp.layerStdio({
+    // The server ends when the client closes stdin.
+    yield* Mcp.runStdio({
       outputSchemas: flags.outputSchemas,
       maxMessageBytes: Option.getOrUndefined(flags.maxMessageBytes)
-    })
-    yield* Layer.launch(served.pipe(Layer.provide(road))).pipe(
+    }).pipe(
+      Effect.provide(road),
       // Traces go to OpenTelemetry when the standard OTEL_* variables ask for it.
       Effect.provide(Telemetry.layer({ serviceVersion: version })),
       Effect.mapError((e) => startupProblem(e, setup))

@@ -437,12 +437,19 @@ const failureResponse = (
 const outcomeResponse = (outcome: Invoke.Outcome) => {
   const retryAfter = retryAfterSeconds(outcome)
   const status = statusOf(outcome)
-  return HttpServerResponse.jsonUnsafe(outcome, {
+  const options = {
     status,
     ...(retryAfter !== undefined && (status === 429 || status === 503)
       ? { headers: { "retry-after": String(retryAfter) } }
       : {})
-  })
+  }
+  // A success's result is spliced in from the text the road printed once.
+  return outcome.ok && outcome.text !== undefined
+    ? HttpServerResponse.text(
+        `{"ok":true,"result":${outcome.text},"path":${JSON.stringify(outcome.path)},"callId":${JSON.stringify(outcome.callId)}}`,
+        { ...options, contentType: "application/json" }
+      )
+    : HttpServerResponse.jsonUnsafe(outcome, options)
 }
 
 /**

@@ -1,8 +1,8 @@
 import { tmpdir } from "node:os"
 import { assert, describe, it } from "@effect/vitest"
-import { Families, Invoke, Mcp, Server } from "@ugent/agentese"
+import { Families, Invoke, Server } from "@ugent/agentese"
 import { Effect } from "effect"
-import { McpTest } from "effect/ai"
+import { memoryClient } from "../mcp/fixtures/memory.ts"
 import * as Notes from "./notes/Notes.ts"
 
 // The one line that registers the family.
@@ -38,7 +38,7 @@ describe("a new tool family", () => {
 
   it.effect("is listed and called over MCP under provider-safe names", () =>
     Effect.gen(function* () {
-      const client = yield* McpTest.makeClient(Mcp.registrations, { protocols: Mcp.protocols })
+      const client = yield* memoryClient()
       const names = (yield* client.listTools()).tools.map((t) => t.name)
       assert.include(names, "self_tools_notes_add")
       yield* client.callTool({ name: "self_tools_notes_add", arguments: { text: "tea" } })
@@ -58,11 +58,4 @@ describe("a new tool family", () => {
       assert.match(result.summary ?? "", /^60 notes/)
     }).pipe(Effect.provide(server(1, 1000)))
   )
-
-  it("Families.neverAsk names only families the standard server registers", () => {
-    // A name that drifts from its family would quietly send that family's calls down effect/ai's road.
-    const registered = new Set(Families.standard().map((f) => f.name))
-    for (const name of Families.neverAsk) assert.isTrue(registered.has(name), name)
-    assert.isFalse(Families.neverAsk.has("self"), "self.tools.clarify asks a person")
-  })
 })

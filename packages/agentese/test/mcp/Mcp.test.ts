@@ -3,7 +3,9 @@ import { assert, describe, it } from "@effect/vitest"
 import { type Invoke, Mcp, type Registry, Server } from "@ugent/agentese"
 import { Family, Tool } from "@ugent/core"
 import { Effect, Option, Schema } from "effect"
-import { McpSchema, McpTest } from "effect/ai"
+import { callReply } from "../../src/internal/mcp/server.ts"
+import { memoryClient } from "./fixtures/memory.ts"
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js"
 
 const description = (overrides: Partial<Registry.Description> = {}): Registry.Description => ({
   path: "world.tools.text.upper",
@@ -18,7 +20,8 @@ const description = (overrides: Partial<Registry.Description> = {}): Registry.De
   ...overrides
 })
 
-const textOf = (result: { readonly content: ReadonlyArray<unknown> }) => (result.content[0] as { text: string }).text
+const textOf = (result: object) =>
+  (result as { readonly content: ReadonlyArray<{ readonly text: string }> }).content[0]!.text
 
 describe("Mcp", () => {
   describe("toolName / pathOf", () => {
@@ -77,9 +80,9 @@ describe("Mcp", () => {
     })
   })
 
-  describe("toCallToolResult", () => {
+  describe("toCallToolJson", () => {
     it("sends an object result as text and as structured content", () => {
-      const result = Mcp.toCallToolResult({
+      const result = Mcp.toCallToolJson({
         ok: true,
         result: { text: "HI" },
         path: "world.tools.text.upper",
@@ -92,14 +95,14 @@ describe("Mcp", () => {
     })
 
     it("sends a non-object result as text only", () => {
-      const result = Mcp.toCallToolResult({ ok: true, result: ["a", "b"], path: "world.tools.x.y", callId: "c" })
+      const result = Mcp.toCallToolJson({ ok: true, result: ["a", "b"], path: "world.tools.x.y", callId: "c" })
       assert.isUndefined(result.structuredContent)
       assert.strictEqual(textOf(result), '["a","b"]')
     })
 
     it("sends a failure as its JSON with isError, its kind in _meta, and no structured content", () => {
       const error = { _tag: "ProofRejected", message: "Read it first.", path: "a.md", reason: "never-read" }
-      const result = Mcp.toCallToolResult({
+      const result = Mcp.toCallToolJson({
         ok: false,
         error,
         kind: "failed",
@@ -131,21 +134,19 @@ describe("Mcp", () => {
         callId: "c4"
       }
     ]
-    it("is what effect/ai's road sends for the same outcome: the schema's encoding of toCallToolResult", () => {
-      const encode = Schema.encodeUnknownSync(McpSchema.CallToolResult)
+    it("is a call result by the official SDK's own schema, for successes and failures", () => {
       for (const outcome of outcomes) {
-        assert.deepStrictEqual(
-          JSON.parse(JSON.stringify(Mcp.toCallToolJson(outcome))),
-          JSON.parse(JSON.stringify(encode(Mcp.toCallToolResult(outcome))))
-        )
+        assert.isTrue(CallToolResultSchema.safeParse(JSON.parse(JSON.stringify(Mcp.toCallToolJson(outcome)))).success)
       }
     })
   })
 
-  describe("callToolLine", () => {
+  describe("a call's reply line", () => {
     const line = (id: string | number, outcome: Invoke.Outcome) =>
       JSON.stringify({ jsonrpc: "2.0", id, result: Mcp.toCallToolJson(outcome) })
-    it("prints exactly the JSON-RPC response of toCallToolJson, for successes and failures", () => {
+    const printed = (outcome: Invoke.Outcome): Invoke.Outcome =>
+      outcome.ok ? { ...outcome, text: JSON.stringify(outcome.result) } : outcome
+    it("is exactly the JSON-RPC response of toCallToolJson (the road's text spliced in), for successes and failures", () => {
       const outcomes: ReadonlyArray<Invoke.Outcome> = [
         {
           ok: true,
@@ -165,7 +166,7 @@ describe("Mcp", () => {
         }
       ]
       for (const id of [7, 'id-"7"', 0]) {
-        for (const outcome of outcomes) assert.strictEqual(Mcp.callToolLine(id, outcome), line(id, outcome))
+        for (const outcome of outcomes) assert.strictEqual(callReply(id, printed(outcome), true), line(id, outcome))
       }
     })
     it.prop(
@@ -173,7 +174,7 @@ describe("Mcp", () => {
       { result: Schema.Record(Schema.String, Schema.Json), id: Schema.Union([Schema.Int, Schema.String]) },
       ({ result, id }) => {
         const outcome: Invoke.Outcome = { ok: true, result, path: "world.tools.x.y", callId: "c" }
-        assert.strictEqual(Mcp.callToolLine(id, outcome), line(id, outcome))
+        assert.strictEqual(callReply(id, printed(outcome), true), line(id, outcome))
       },
       { arbitrary: { runs: 300 } }
     )
@@ -196,7 +197,7 @@ describe("Mcp", () => {
 
     it.effect("wraps a non-object input as { input } and unwraps it for the road", () =>
       Effect.gen(function* () {
-        const client = yield* McpTest.makeClient(Mcp.registrations, { protocols: Mcp.protocols })
+        const client = yield* memoryClient()
         const tool = (yield* client.listTools()).tools.find((t) => t.name === "self_tools_text_upper")!
         assert.deepStrictEqual(tool.inputSchema.required, ["input"])
         const result = yield* client.callTool({ name: "self_tools_text_upper", arguments: { input: "hi" } })
@@ -206,7 +207,7 @@ describe("Mcp", () => {
 
     it.effect("gives an empty input an empty object root", () =>
       Effect.gen(function* () {
-        const client = yield* McpTest.makeClient(Mcp.registrations, { protocols: Mcp.protocols })
+        const client = yield* memoryClient()
         const tool = (yield* client.listTools()).tools.find((t) => t.name === "self_tools_sys_ping")!
         assert.deepStrictEqual(tool.inputSchema, { type: "object", properties: {} })
         const result = yield* client.callTool({ name: "self_tools_sys_ping", arguments: {} })

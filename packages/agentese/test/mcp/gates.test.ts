@@ -1,12 +1,12 @@
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { Events, Invoke, Mcp, Path, type Recipe, Server } from "@ugent/agentese"
+import { Events, Invoke, Path, type Recipe, Server } from "@ugent/agentese"
 import type { Trust } from "@ugent/core"
 import { Effect, Fiber, Stream } from "effect"
-import { McpTest } from "effect/ai"
 import { failureOf, rejection, resultOf, workspace } from "./fixtures/connect.ts"
 import { serve } from "./fixtures/http.ts"
+import { memoryClient } from "./fixtures/memory.ts"
 
 // Generous caller limits, so that only the gates under test refuse calls.
 const roomy = { rateLimits: { perMinute: 600 } }
@@ -49,7 +49,7 @@ describe("MCP gates", () => {
             Effect.gen(function* () {
               const offered = (yield* Effect.flatMap(Invoke.Invoker, (road) => road.list)).map((o) => o.path)
               const registered = (yield* Invoke.Invoker).registry.entries.map((e) => e.path)
-              const client = yield* McpTest.makeClient(Mcp.registrations, { protocols: Mcp.protocols })
+              const client = yield* memoryClient()
               const listed = (yield* client.listTools()).tools.map((t) => t.name)
               assert.deepStrictEqual(listed, offered.map(Path.toProviderName))
               for (const path of registered.filter((p) => !offered.includes(p))) {

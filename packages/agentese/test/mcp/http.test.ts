@@ -245,7 +245,7 @@ describe("streamable-HTTP MCP sessions (issue 24 #6)", () => {
     return result.structuredContent ?? JSON.parse(content[0]?.text ?? "null")
   }
 
-  for (const { protocolVersion } of Mcp.protocols) {
+  for (const protocolVersion of Mcp.protocols) {
     it(`threat: within one Mcp-Session-Id the server forgets plan mode, read proofs and tasks (${protocolVersion})`, async () => {
       const one = await connect(new TransportOn(server.url, protocolVersion))
       const other = await connect(new TransportOn(server.url, protocolVersion))

@@ -76,7 +76,8 @@ export const family = (options: Options = {}) =>
         "system.kill": SystemKill.kill
       }
       if (sandbox.isolation.kind === "none") {
-        yield* Effect.logWarning(`world.tools.system.* is not offered: ${sandbox.isolation.reason}`)
+        // Debug, not a warning: every one-shot command would print it; `--log-level debug` shows why.
+        yield* Effect.logDebug(`world.tools.system.* is not offered: ${sandbox.isolation.reason}`)
         return {} as Partial<typeof tools>
       }
       if (sandbox.isolation.kind === "unsandboxed") yield* Effect.logWarning(sandbox.isolation.reason)

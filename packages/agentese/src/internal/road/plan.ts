@@ -27,6 +27,20 @@ export const plan = (
   request: { readonly path?: string | undefined; readonly steps?: ReadonlyArray<Parse.Step> | undefined }
 ): Planned => {
   let parsed: ReadonlyArray<Parse.Step>
+  // A plain registered path is one step: nothing to parse.
+  const direct = request.steps === undefined && request.path !== undefined ? registry.get(request.path) : undefined
+  if (direct !== undefined) {
+    return {
+      _tag: "Planned",
+      steps: [
+        {
+          entry: direct,
+          decision: Recipe.decide(recipe, direct.path, direct.level?.min ?? direct.tool.trust),
+          args: {}
+        }
+      ]
+    }
+  }
   if (request.steps !== undefined) {
     parsed = request.steps
   } else {

@@ -1,10 +1,8 @@
 /**
- * The stdio server answers most `tools/call` requests on its direct road, in
- * front of effect/ai's RPC server. These tests speak raw JSON-RPC to show
- * that a call which may need the person behind the client still takes
- * effect/ai's road (where elicitation works), that the two roads share a
- * session's proofs, and that a client which cannot be asked gets the same
- * answers on the direct road.
+ * The stdio server in raw JSON-RPC: a call that needs the person behind the
+ * client asks it by elicitation (the server's own request, answered by the
+ * client), a client that cannot be asked gets the no-channel answer, and an
+ * approved read gives the session the proof that a later write needs.
  */
 import { spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
@@ -74,8 +72,8 @@ const open = async (options: {
 const accept = (answer: string) => (request: Json) =>
   request.method === "elicitation/create" ? { action: "accept", content: { answer } } : {}
 
-describe("the stdio server's direct road", () => {
-  it("a client that can answer questions is asked through elicitation: clarify takes effect/ai's road", async () => {
+describe("the stdio server and the person behind its client", () => {
+  it("a client that can answer questions is asked through elicitation", async () => {
     const client = await open({ args: ["--trust", "L1"], capabilities: { elicitation: {} }, onRequest: accept("blue") })
     try {
       const read = await client.call("world_tools_file_read", { path: "hello.txt" })
@@ -92,7 +90,7 @@ describe("the stdio server's direct road", () => {
     }
   }, 60_000)
 
-  it("a client that cannot answer questions gets clarify's no-channel answer on the direct road, as on the other", async () => {
+  it("a client that cannot answer questions gets clarify's no-channel answer", async () => {
     for (const protocolVersion of ["2025-11-25", "2025-03-26"]) {
       const client = await open({ args: ["--trust", "L1"], protocolVersion })
       try {
@@ -107,7 +105,7 @@ describe("the stdio server's direct road", () => {
     }
   }, 60_000)
 
-  it("an approved read (effect/ai's road) gives the session the proof a write (direct road) then needs", async () => {
+  it("an approved read gives the session the proof a write then needs", async () => {
     const recipe = JSON.stringify({ requireApproval: ["world.tools.file.read"] })
     const client = await open({
       args: ["--trust", "L1", "--recipe", recipe],

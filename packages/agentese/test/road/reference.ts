@@ -1,73 +1,46 @@
 /**
- * One call on the road, for one registered path, in the order its stages
- * run (each a function below):
- *
- * refusal decided before (policy, calls per response) → level before
- * decoding → the session's proof → decode once → loop check → gate once
- * (forbidden rules, approval) → rate limits → circuit breaker → timeout →
- * run as the caller → loop record and progress → encode → result budget →
- * remember proofs.
- *
- * The whole is traced and audited (so a refusal at any stage is recorded
- * with its reason), and every failure is typed: its kind lives on its class.
- *
- * @internal
+ * The road as it was composed of the wrappers it replaces, kept as the law's
+ * other side: `Traced(Audited(stages(RateLimited(CircuitBreaker(timed)))))`
+ * around each registered tool, with the decisions put into the context for
+ * the wrappers to read back. `road/Road.ts` must equal it on every outcome,
+ * record, limiter and breaker decision (see `Road.law.test.ts`).
  */
-import { Boundary, type Family, type Observer, ReadProof, Tool, ToolError, Trust } from "@ugent/core"
+import { Boundary, type Family, Observer as ObserverModule, ReadProof, Tool, ToolError, Trust } from "@ugent/core"
 import {
   Audited,
+  AuditStore,
   CircuitBreaker,
   type CircuitBreakerOptions,
   type Limit,
-  type MemoryStore,
+  MemoryStore,
   RateLimited,
+  Summarized,
   TimedOut,
-  Traced
+  Traced,
+  TraceStore
 } from "@ugent/wrappers"
-import { Context, Effect, Schema } from "effect"
+import { Cause, Clock, Context, Effect, Exit, Layer, Option, Schema } from "effect"
 import type { CircuitBreaker as Breaker, RateLimiter } from "effect/persistence"
-import * as Budget from "../../Budget.ts"
-import * as Loop from "../../Loop.ts"
-import { matches } from "../../Path.ts"
-import type * as Profile from "../../Profile.ts"
-import * as Recipe from "../../Recipe.ts"
-import type { Entry } from "../../Registry.ts"
-import * as Modes from "../../self/Modes.ts"
-import type * as Sessions from "../../Sessions.ts"
+import * as Budget from "../../src/Budget.ts"
+import * as Events from "../../src/Events.ts"
+import type * as Invoke from "../../src/Invoke.ts"
+import * as Loop from "../../src/Loop.ts"
+import { matches } from "../../src/Path.ts"
+import * as ProfileModule from "../../src/Profile.ts"
+import * as Recipe from "../../src/Recipe.ts"
+import * as RegistryModule from "../../src/Registry.ts"
+import { PolicyDenied } from "../../src/road/Admission.ts"
+import { PipelineMismatch } from "../../src/road/Road.ts"
+import * as Modes from "../../src/self/Modes.ts"
+import * as SessionsModule from "../../src/Sessions.ts"
 
-/**
- * The recipe does not let this caller use the path.
- */
-export class PolicyDenied extends Schema.TaggedError<PolicyDenied>()("PolicyDenied", {
-  path: Schema.String,
-  reason: Schema.String
-}) {
-  static readonly kind: ToolError.Kind = "denied"
-  override get message(): string {
-    return `${this.path} is not available to you: ${this.reason}. Use only the paths you are offered (list them).`
-  }
-}
-
-/**
- * The output of one pipeline step does not fit the input of the next.
- */
-export class PipelineMismatch extends Schema.TaggedError<PipelineMismatch>()("PipelineMismatch", {
-  from: Schema.String,
-  to: Schema.String,
-  issues: Schema.String
-}) {
-  static readonly kind: ToolError.Kind = "invalid_input"
-  override get message(): string {
-    return `The output of ${this.from} does not fit the input of ${this.to}: ${this.issues.replace(/\s*\n\s*/g, " ")}. Describe both paths to compare their schemas, or add arguments to the second step.`
-  }
-}
-
+type Entry = RegistryModule.Entry
 /** What the road decided about a call before it runs. */
 export interface Plan {
   readonly decision: Recipe.Decision
   /** The caller's recipe, for a level that depends on the input. */
   readonly recipe: Recipe.Recipe
-  readonly settings: Profile.Settings
+  readonly settings: ProfileModule.Settings
   /** The caller's session, when it keeps state (an MCP connection, an agent loop). */
   readonly session: string | undefined
   /** For a pipeline step after the first: the path whose output is this input. */
@@ -84,7 +57,7 @@ export const CurrentPlan = Context.Reference<Plan | undefined>("ugent/agentese/r
 /** What the stages need from the road. */
 export interface Deps {
   readonly loops: Loop.LoopDetectorShape
-  readonly sessions: Sessions.SessionsShape
+  readonly sessions: SessionsModule.SessionsShape
   readonly memory: MemoryStore.MemoryStoreShape
   readonly modes: Modes.ModesShape
   /** The workspace root, to spell paths canonically. */
@@ -97,7 +70,7 @@ export interface Deps {
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** Stage: the level is checked before the input is decoded, so a caller learns nothing of a path it may not use. */
-const checkLevel = (entry: Entry, required: Trust.TrustLevel, observer: Observer.ObserverShape) =>
+const checkLevel = (entry: Entry, required: Trust.TrustLevel, observer: ObserverModule.ObserverShape) =>
   observer.trust < required
     ? Effect.fail(
         new ToolError.TrustDenied({
@@ -130,7 +103,7 @@ const decode = (entry: Entry, from: string | undefined, input: unknown) =>
       )
 
 /** The limits of a call under its settings. */
-const limitsFor = (settings: Profile.Settings, path: string) => {
+const limitsFor = (settings: ProfileModule.Settings, path: string) => {
   const tool: ReadonlyArray<Limit> = settings.tool.find(([pattern]) => matches(pattern, path))?.[1] ?? []
   return { global: settings.global, observer: settings.caller, tool }
 }
@@ -254,9 +227,7 @@ export const serve = (entry: Entry, deps: Deps) => {
 }
 
 /** What a served call needs from the road, besides the plan. */
-export type Needs = Observer.Observer | RateLimiter.RateLimiter | Breaker.CircuitBreakerStore
-
-import { Observer as ObserverModule } from "@ugent/core"
+export type Needs = ObserverModule.Observer | RateLimiter.RateLimiter | Breaker.CircuitBreakerStore
 
 const ObserverRef = ObserverModule.Observer
 
@@ -269,3 +240,118 @@ const presentation = (entry: Entry, output: unknown, input: unknown): Family.Pre
     return undefined
   }
 }
+
+/** The reference's invoker for one path at a time: the old road's call, its events and its outcome. */
+export const referenceLayer = (options: {
+  readonly root: string
+  readonly breaker?: Omit<CircuitBreakerOptions, "key"> | undefined
+  readonly fallbackProfile?: ProfileModule.Profile | undefined
+}) =>
+  Layer.effect(
+    ReferenceInvoker,
+    Effect.gen(function* () {
+      const registry = yield* RegistryModule.Registry
+      const events = yield* Events.Events
+      const services = yield* Effect.context<
+        | RateLimiter.RateLimiter
+        | Breaker.CircuitBreakerStore
+        | TraceStore.TraceStore
+        | AuditStore.AuditStore
+        | MemoryStore.MemoryStore
+        | Loop.LoopDetector
+        | SessionsModule.Sessions
+        | Modes.Modes
+      >()
+      const deps = {
+        loops: Context.get(services, Loop.LoopDetector),
+        sessions: Context.get(services, SessionsModule.Sessions),
+        memory: Context.get(services, MemoryStore.MemoryStore),
+        modes: Context.get(services, Modes.Modes),
+        root: options.root,
+        breaker: options.breaker
+      }
+      const served = new Map(
+        registry.entries.map((entry) => {
+          const input = registry.describeEntry(entry).input as { readonly properties?: Record<string, unknown> }
+          return [entry.path, serve(entry, { ...deps, takesProof: input.properties?.proof !== undefined })] as const
+        })
+      )
+      const invoke = (
+        path: string,
+        input: unknown
+      ): Effect.Effect<Invoke.Outcome, never, ObserverModule.Observer | Recipe.CurrentRecipe> =>
+        Effect.gen(function* () {
+          const observer = yield* ObserverModule.Observer
+          const recipe = yield* Recipe.CurrentRecipe
+          const callId = Traced.makeCallId()
+          const entry = registry.get(path)!
+          const settings = ProfileModule.settings(recipe, {}, options.fallbackProfile ?? "local")
+          const decision = Recipe.decide(recipe, entry.path, entry.level?.min ?? entry.tool.trust)
+          const started = yield* Clock.currentTimeMillis
+          yield* events.publish({ _tag: "tool.invoked", id: callId, path, observerId: observer.id, at: started })
+          const exit = yield* served
+            .get(path)!
+            .run(input)
+            .pipe(
+              Effect.provideService(CurrentPlan, {
+                decision,
+                recipe,
+                settings,
+                session: observer.session,
+                from: undefined,
+                refusal: undefined
+              }),
+              Effect.provideService(SessionsModule.Current, observer.session),
+              Traced.withCallId(callId),
+              Effect.provideService(Summarized.MemoryTools, { read: "self.memory.read", list: "self.memory.list" }),
+              Effect.provideContext(Context.merge(services, Context.make(ObserverModule.Observer, observer))),
+              Effect.exit
+            )
+          let outcome: Invoke.Outcome
+          if (Exit.isSuccess(exit)) outcome = { ok: true, result: exit.value, path, callId }
+          else {
+            const error = Cause.findErrorOption(exit.cause)
+            if (Option.isNone(error)) return yield* Effect.failCause(exit.cause as Cause.Cause<never>)
+            outcome = {
+              ok: false,
+              error: ToolError.toJson(error.value),
+              kind: ToolError.kindOf(error.value),
+              path,
+              callId
+            }
+          }
+          const at = yield* Clock.currentTimeMillis
+          const common = { id: outcome.callId, path: outcome.path, observerId: observer.id, at }
+          if (outcome.ok) yield* events.publish({ _tag: "tool.completed", ...common, durationMillis: at - started })
+          else if (outcome.kind === "denied") {
+            yield* events.publish({ _tag: "tool.trust_denied", ...common, reason: outcome.error.message })
+          } else if (outcome.kind === "rate_limited") {
+            yield* events.publish({
+              _tag: "tool.rate_limited",
+              ...common,
+              retryAfterMillis: ToolError.retryAfterMillis(outcome.error) ?? 0
+            })
+          } else {
+            yield* events.publish({
+              _tag: "tool.failed",
+              ...common,
+              durationMillis: at - started,
+              error: { _tag: outcome.error._tag, message: outcome.error.message }
+            })
+          }
+          return outcome
+        })
+      return { invoke }
+    })
+  )
+
+/** The reference road, as a service. */
+export class ReferenceInvoker extends Context.Service<
+  ReferenceInvoker,
+  {
+    readonly invoke: (
+      path: string,
+      input: unknown
+    ) => Effect.Effect<Invoke.Outcome, never, ObserverModule.Observer | Recipe.CurrentRecipe>
+  }
+>()("ugent/test/ReferenceInvoker") {}

@@ -1,0 +1,329 @@
+/**
+ * The MCP server over streamable HTTP: one endpoint path, a session per
+ * `Mcp-Session-Id` (made by `initialize`), each session one connection of
+ * the protocol, so the road keeps its proofs, plan mode and tasks per
+ * session. A POST carries one message or a batch; requests are answered as
+ * JSON, or as an event stream where a call may ask the person behind a
+ * client that can be asked (the question travels on that stream). GET has
+ * no stream to offer (405); DELETE ends a session.
+ *
+ * Bounds: a body limit, a nesting limit, live sessions at most (an idle one a
+ * minute old gives way to a newcomer) and at most so many per client (its
+ * oldest gives way), and an idle expiry. Authentication is the router's.
+ *
+ * @internal
+ */
+import { randomUUID } from "node:crypto"
+import {
+  ByteSize,
+  type Cause,
+  Clock,
+  Duration,
+  Effect,
+  Exit,
+  Layer,
+  Option,
+  Queue,
+  Schedule,
+  Scope,
+  Stream
+} from "effect"
+import {
+  HttpIncomingMessage,
+  HttpRouter,
+  HttpServerError,
+  type HttpServerRequest,
+  HttpServerResponse
+} from "effect/http"
+import type * as Human from "../../Human.ts"
+import type * as Invoke from "../../Invoke.ts"
+import { capture, within } from "../captured.ts"
+import * as Server from "./server.ts"
+import { maxDepth, nestsDeeperThan } from "../jsonDepth.ts"
+
+export interface Options {
+  readonly info: Server.Info
+  readonly path: string
+  readonly allowedOrigins: ReadonlyArray<string>
+  readonly maxBodyBytes: number
+  readonly maxSessions: number
+  readonly maxSessionsPerClient: number
+  readonly idleMillis: number
+  /** Who answers a question when the client cannot. */
+  readonly fallback: Option.Option<Human.Channel>
+}
+
+interface Session {
+  readonly id: string
+  readonly client: string
+  readonly connection: Server.Connection
+  readonly scope: Scope.Closeable
+  /** Lines for the client outside a reply (questions), taken by whichever event stream is open. */
+  readonly outbox: Queue.Queue<string, Cause.Done>
+  protocolVersion: string | undefined
+  canStream: boolean
+  lastUsed: number
+}
+
+const jsonRpcError = (status: number, code: number, message: string, headers?: Record<string, string>) =>
+  HttpServerResponse.text(Server.errorLine(null, code, message), {
+    status,
+    contentType: "application/json",
+    ...(headers !== undefined ? { headers } : {})
+  })
+
+const isTooLarge = (e: unknown): boolean =>
+  HttpServerError.isHttpServerError(e) && e.reason._tag === "RequestParseError" && e.reason.reason === "BodyTooLarge"
+
+const accepts = (request: HttpServerRequest.HttpServerRequest, type: string) =>
+  (request.headers.accept ?? "").toLowerCase().includes(type)
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+const encoder = new TextEncoder()
+const event = (line: string) => encoder.encode(`event: message\ndata: ${line}\n\n`)
+
+/** The endpoint's routes on the router in context, and the sweeper of idle sessions. */
+export const layer = (options: Options): Layer.Layer<never, never, Invoke.Services | HttpRouter.HttpRouter> =>
+  Layer.effectDiscard(
+    Effect.gen(function* () {
+      const router = yield* HttpRouter.HttpRouter
+      const captured = yield* capture
+      const sessions = new Map<string, Session>()
+
+      const end = (session: Session) =>
+        Effect.suspend(() => {
+          sessions.delete(session.id)
+          return Effect.andThen(session.connection.close, Scope.close(session.scope, Exit.void)).pipe(Effect.ignore)
+        })
+
+      const open = (client: string) =>
+        Effect.gen(function* () {
+          const scope = yield* Scope.make()
+          const outbox = yield* Queue.unbounded<string, Cause.Done>()
+          const id = randomUUID()
+          const connection = yield* within(captured)(
+            Server.connect({
+              info: options.info,
+              send: (line) => Effect.asVoid(Queue.offer(outbox, line)),
+              fallback: options.fallback,
+              session: `mcp-http:${id}`
+            })
+          ).pipe(Scope.provide(scope))
+          const now = yield* Clock.currentTimeMillis
+          const session: Session = {
+            id,
+            client,
+            connection,
+            scope,
+            outbox,
+            protocolVersion: undefined,
+            canStream: false,
+            lastUsed: now
+          }
+          sessions.set(id, session)
+          return session
+        })
+
+      const sweep = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.forEach(
+          [...sessions.values()].filter((s) => now - s.lastUsed >= options.idleMillis),
+          end,
+          { discard: true }
+        )
+      )
+
+      /** Room for a new session of `client`: its own oldest, else an idle one, gives way; `false` when full. */
+      const makeRoom = (client: string, now: number) =>
+        Effect.gen(function* () {
+          const own = [...sessions.values()].filter((s) => s.client === client).sort((a, b) => a.lastUsed - b.lastUsed)
+          if (own.length >= options.maxSessionsPerClient) yield* end(own[0]!)
+          if (sessions.size < options.maxSessions) return true
+          yield* sweep
+          if (sessions.size < options.maxSessions) return true
+          const [oldest] = [...sessions.values()].sort((a, b) => a.lastUsed - b.lastUsed)
+          if (oldest !== undefined && now - oldest.lastUsed >= 60_000) {
+            yield* end(oldest)
+            return true
+          }
+          return false
+        })
+
+      const forbiddenOrigin = (request: HttpServerRequest.HttpServerRequest) => {
+        const origin = request.headers.origin
+        return origin !== undefined && !options.allowedOrigins.includes(origin)
+      }
+
+      const sessionOf = (request: HttpServerRequest.HttpServerRequest) => {
+        const id = request.headers["mcp-session-id"]
+        if (id === undefined) {
+          return {
+            error: jsonRpcError(
+              400,
+              Server.ErrorCode.invalidRequest,
+              "Bad Request: the Mcp-Session-Id header is missing; send initialize first."
+            )
+          }
+        }
+        const session = sessions.get(id)
+        if (session === undefined) {
+          return {
+            error: jsonRpcError(
+              404,
+              Server.ErrorCode.invalidRequest,
+              "Session not found: it ended or expired. Initialize a new session."
+            )
+          }
+        }
+        const version = request.headers["mcp-protocol-version"]
+        if (version !== undefined && !(Server.protocolVersions as ReadonlyArray<string>).includes(version)) {
+          return {
+            error: jsonRpcError(
+              400,
+              Server.ErrorCode.invalidRequest,
+              `Bad Request: unsupported MCP-Protocol-Version ${version}.`
+            )
+          }
+        }
+        return { session }
+      }
+
+      const post = (request: HttpServerRequest.HttpServerRequest) =>
+        Effect.gen(function* () {
+          if (forbiddenOrigin(request)) return HttpServerResponse.empty({ status: 403 })
+          const tooLarge = jsonRpcError(
+            413,
+            Server.ErrorCode.invalidRequest,
+            `The request is larger than ${options.maxBodyBytes} bytes.`
+          )
+          const declared = Number(request.headers["content-length"])
+          if (Number.isFinite(declared) && declared > options.maxBodyBytes) return tooLarge
+          const body = yield* Effect.result(
+            Effect.provideService(request.text, HttpIncomingMessage.MaxBodySize, ByteSize.bytes(options.maxBodyBytes))
+          )
+          if (body._tag === "Failure") {
+            return isTooLarge(body.failure)
+              ? tooLarge
+              : jsonRpcError(400, Server.ErrorCode.parse, "Parse error: the body could not be read.")
+          }
+          if (nestsDeeperThan(body.success)) {
+            return jsonRpcError(
+              400,
+              Server.ErrorCode.invalidRequest,
+              `Invalid Request: the message is nested deeper than ${maxDepth} levels of arrays and objects. Send flatter input.`
+            )
+          }
+          let message: unknown
+          try {
+            message = JSON.parse(body.success)
+          } catch {
+            return jsonRpcError(400, Server.ErrorCode.parse, "Parse error: the body is not JSON.")
+          }
+          const messages: ReadonlyArray<unknown> = Array.isArray(message) ? message : [message]
+          const now = yield* Clock.currentTimeMillis
+          let session: Session
+          const initializing = messages.some((m) => isRecord(m) && m.method === "initialize")
+          if (initializing) {
+            if (messages.length > 1) {
+              return jsonRpcError(
+                400,
+                Server.ErrorCode.invalidRequest,
+                "Invalid Request: initialize must be sent alone."
+              )
+            }
+            const client = Option.getOrElse(request.remoteAddress, () => "unknown")
+            if (!(yield* makeRoom(client, now))) {
+              return jsonRpcError(
+                503,
+                -32000,
+                `This server holds ${options.maxSessions} MCP sessions, its limit. Close a session (DELETE with its Mcp-Session-Id) or try again later.`
+              )
+            }
+            session = yield* open(client)
+          } else {
+            const found = sessionOf(request)
+            if (found.error !== undefined) return found.error
+            session = found.session
+          }
+          session.lastUsed = now
+          session.canStream = accepts(request, "text/event-stream")
+          const headers: Record<string, string> = { "mcp-session-id": session.id }
+          const requests = messages.filter(
+            (m) => isRecord(m) && m.id !== undefined && m.id !== null && typeof m.method === "string"
+          )
+          const answer = (m: unknown) => session.connection.receive(m)
+          if (requests.length === 0) {
+            yield* Effect.forEach(messages, answer, { discard: true })
+            return HttpServerResponse.empty({ status: 202, headers })
+          }
+          // A call that may ask the person behind a client that can be asked is answered as a stream, the question on it.
+          const asks = session.canStream && requests.some((m) => (m as Record<string, unknown>).method === "tools/call")
+          if (!asks) {
+            const replies = (yield* Effect.forEach(messages, answer, { concurrency: "unbounded" })).filter(
+              (r): r is string => r !== undefined
+            )
+            const version = Option.fromNullishOr(initializing ? protocolOf(replies[0]) : undefined)
+            if (Option.isSome(version)) session.protocolVersion = version.value
+            return HttpServerResponse.text(Array.isArray(message) ? `[${replies.join(",")}]` : (replies[0] ?? ""), {
+              contentType: "application/json",
+              headers
+            })
+          }
+          const done = yield* Queue.unbounded<string, Cause.Done>()
+          yield* Effect.forkIn(
+            Effect.forEach(
+              messages,
+              (m) =>
+                Effect.flatMap(answer(m), (reply) => (reply === undefined ? Effect.void : Queue.offer(done, reply))),
+              { concurrency: "unbounded", discard: true }
+            ).pipe(Effect.ensuring(Queue.end(done))),
+            session.scope
+          )
+          // The replies, and meanwhile any question the session has for the client; the stream ends with the replies.
+          const questions = Stream.fromQueue(session.outbox)
+          const replies = Stream.fromQueue(done)
+          return HttpServerResponse.stream(
+            Stream.map(Stream.merge(replies, questions, { haltStrategy: "left" }), event),
+            {
+              contentType: "text/event-stream",
+              headers: { ...headers, "cache-control": "no-cache" }
+            }
+          )
+        })
+
+      const remove = (request: HttpServerRequest.HttpServerRequest) =>
+        Effect.gen(function* () {
+          if (forbiddenOrigin(request)) return HttpServerResponse.empty({ status: 403 })
+          const found = sessionOf(request)
+          if (found.error !== undefined) return found.error
+          yield* end(found.session)
+          return HttpServerResponse.empty({ status: 204 })
+        })
+
+      const path = options.path as HttpRouter.PathInput
+      yield* router.add("POST", path, post)
+      yield* router.add("DELETE", path, remove)
+      yield* router.add("GET", path, (request: HttpServerRequest.HttpServerRequest) =>
+        Effect.succeed(
+          forbiddenOrigin(request)
+            ? HttpServerResponse.empty({ status: 403 })
+            : HttpServerResponse.empty({ status: 405, headers: { allow: "POST, DELETE" } })
+        )
+      )
+      yield* Effect.addFinalizer(() => Effect.forEach([...sessions.values()], end, { discard: true }))
+      yield* Effect.forkScoped(
+        Effect.repeat(sweep, Schedule.spaced(Duration.millis(Math.max(1000, Math.min(60_000, options.idleMillis / 2)))))
+      )
+    })
+  )
+
+/** The protocol revision an initialize reply settled on. */
+const protocolOf = (reply: string | undefined): string | undefined => {
+  if (reply === undefined) return undefined
+  try {
+    const parsed = JSON.parse(reply) as { readonly result?: { readonly protocolVersion?: unknown } }
+    return typeof parsed.result?.protocolVersion === "string" ? parsed.result.protocolVersion : undefined
+  } catch {
+    return undefined
+  }
+}

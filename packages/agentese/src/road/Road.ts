@@ -1,0 +1,389 @@
+/**
+ * The road: one call of one route by one caller, as one `Effect`.
+ *
+ * journal begins (the event, the audit entry before) → admission before
+ * decoding (policy, level, plan mode) → the session's proof → decode once →
+ * admission of the input (its level, the forbidden rules, whether a person
+ * approves) → loop check → approval, only where needed → rate limits and
+ * circuit breaker, only where the route has them → run at the admitted
+ * level, within the time limit, in the context made ahead for the caller →
+ * loop record and progress → encode once into `{ value, text }` → result
+ * budget → remember proofs → journal ends (audit, trace, event, metrics).
+ *
+ * Every refusal is a typed failure recorded like any other outcome; a defect
+ * (a bug) is recorded and passed on.
+ *
+ * @since 0.2.0
+ */
+import { Boundary, type Family, ReadProof, ToolError, Trust } from "@ugent/core"
+import {
+  CircuitBreaker,
+  type CircuitBreakerOptions,
+  Journal,
+  type MemoryStore,
+  type OnStoreErrorPolicy,
+  RateLimited,
+  TimedOut,
+  type TraceContext,
+  Traced
+} from "@ugent/wrappers"
+import { Cause, Clock, Context, Effect, Exit, Option, Schema } from "effect"
+import type { CircuitBreaker as Breaker, RateLimiter } from "effect/persistence"
+import * as Budget from "../Budget.ts"
+import type * as Events from "../Events.ts"
+import * as Loop from "../Loop.ts"
+import type * as Modes from "../self/Modes.ts"
+import type * as Sessions from "../Sessions.ts"
+import * as Admission from "./Admission.ts"
+import type { Caller } from "./Caller.ts"
+import * as RoadJournal from "./Journal.ts"
+import { isLimited, type Route } from "./Route.ts"
+
+/**
+ * The output of one pipeline step does not fit the input of the next.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class PipelineMismatch extends Schema.TaggedError<PipelineMismatch>()("PipelineMismatch", {
+  from: Schema.String,
+  to: Schema.String,
+  issues: Schema.String
+}) {
+  static readonly kind: ToolError.Kind = "invalid_input"
+  override get message(): string {
+    return `The output of ${this.from} does not fit the input of ${this.to}: ${this.issues.replace(/\s*\n\s*/g, " ")}. Describe both paths to compare their schemas, or add arguments to the second step.`
+  }
+}
+
+/**
+ * A call that succeeded: its encoded result (or, over the budget, an
+ * `OverBudget` summary), and that result's JSON text, printed once.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface SuccessOutcome {
+  readonly ok: true
+  readonly result: unknown
+  readonly path: string
+  readonly callId: string
+  /** The result's JSON text, as the road printed it (not enumerable; absent on outcomes made by hand). */
+  readonly text?: string | undefined
+}
+
+/**
+ * A call that did not succeed: the failure's JSON and its kind.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface FailureOutcome {
+  readonly ok: false
+  readonly error: ToolError.FailureJson
+  readonly kind: ToolError.Kind
+  readonly path: string
+  readonly callId: string
+}
+
+/**
+ * What a call came to, as plain JSON plus its kind.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type Outcome = SuccessOutcome | FailureOutcome
+
+/**
+ * The outcome of a success, carrying the text the road printed of its
+ * result. The text is not enumerable: a projection that prints the outcome
+ * itself (as JSON) does not print the result twice, and one that sends the
+ * result's text takes it as it is.
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const success = (result: unknown, text: string, path: string, callId: string): SuccessOutcome =>
+  Object.defineProperty({ ok: true as const, result, path, callId }, "text", { value: text, enumerable: false })
+
+/**
+ * The outcome of a failure.
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const failure = (path: string, callId: string, error: unknown): FailureOutcome => ({
+  ok: false,
+  error: ToolError.toJson(error),
+  kind: ToolError.kindOf(error),
+  path,
+  callId
+})
+
+/**
+ * What the road runs on: its stores and detectors, made when the server
+ * starts.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Services {
+  readonly sinks: ReadonlyArray<Journal.Sink>
+  readonly events: Events.EventsShape
+  readonly loops: Loop.LoopDetectorShape
+  readonly sessions: Sessions.SessionsShape
+  readonly memory: MemoryStore.MemoryStoreShape
+  readonly modes: Modes.ModesShape
+  readonly limiter: RateLimiter.RateLimiter
+  readonly breakers: Breaker.CircuitBreakerStore["Service"]
+  /** The breaker's settings (defaults of the CircuitBreaker wrapper). */
+  readonly breaker: Omit<CircuitBreakerOptions, "key"> | undefined
+  /** The workspace root: paths in inputs are compared relative to it. */
+  readonly root: string | undefined
+  /** What the limiter and breaker do when their store (Redis) does not answer. */
+  readonly onStoreError: OnStoreErrorPolicy
+}
+
+/**
+ * How one call is made: its id, and for a pipeline step after the first the
+ * path whose output is its input; a refusal decided before it (too many
+ * calls in one response), recorded like any other; the alternatives its
+ * caller considered.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface CallOptions {
+  readonly id: string
+  readonly from?: string | undefined
+  readonly refusal?: unknown
+  readonly alternatives?: ReadonlyArray<string> | undefined
+}
+
+/**
+ * @category models
+ * @since 0.2.0
+ */
+export interface Road {
+  readonly call: (route: Route, caller: Caller, raw: unknown, options: CallOptions) => Effect.Effect<Outcome>
+}
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** What is made once per route for the road: the stages that do not depend on a call. */
+interface Prepared {
+  readonly guard: ReturnType<typeof CircuitBreaker.stage> | undefined
+  readonly checks: ReturnType<typeof RateLimited.checks> | undefined
+  readonly decode: (input: unknown) => Exit.Exit<unknown, unknown>
+}
+
+/**
+ * The road over its services.
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const make = (services: Services): Road => {
+  const { sinks, loops, sessions, modes } = services
+  const prepared = new WeakMap<Route, Prepared>()
+  const prepare = (route: Route): Prepared => {
+    let found = prepared.get(route)
+    if (found === undefined) {
+      found = {
+        guard: route.breaker
+          ? CircuitBreaker.stage(route.entry.tool.name, { ...services.breaker, key: route.path })
+          : undefined,
+        checks: isLimited(route) ? RateLimited.checks(route.limits) : undefined,
+        // A proof is verified with the server's key, which only the effectful decoder reads from the context.
+        decode: route.takesProof
+          ? () => Exit.fail(undefined)
+          : Schema.decodeUnknownExit(route.entry.tool.input as Schema.Codec<unknown, unknown, never, never>, {
+              errors: "all",
+              onExcessProperty: "ignore"
+            })
+      }
+      prepared.set(route, found)
+    }
+    return found
+  }
+
+  /** In a session, a write without a token gets the newest proof the caller was shown of that file. */
+  const supplyProof = (route: Route, caller: Caller, raw: unknown): Effect.Effect<unknown> => {
+    if (!route.takesProof || caller.session === undefined || !isRecord(raw) || raw.proof !== undefined) {
+      return Effect.succeed(raw)
+    }
+    if (typeof raw.path !== "string") return Effect.succeed(raw)
+    return Effect.map(sessions.proofOf(caller.session, Loop.canonicalPath(raw.path, services.root)), (token) =>
+      token === undefined ? raw : { ...raw, proof: token }
+    )
+  }
+
+  /** Decodes once (the synchronous decoder first); for a later pipeline step a misfit is a PipelineMismatch. */
+  const decode = (route: Route, ready: Prepared, from: string | undefined, input: unknown) => {
+    const exit = ready.decode(input)
+    if (Exit.isSuccess(exit)) return Effect.succeed(exit.value)
+    const decoded = Boundary.decodeInput(route.entry.tool, input)
+    return from === undefined
+      ? decoded
+      : Effect.mapError(decoded, (e) => new PipelineMismatch({ from, to: route.path, issues: e.issues }))
+  }
+
+  /** Proofs in a result are remembered for the session, under the path asked for and the file's own. */
+  const rememberProofs = (session: string, asked: unknown, output: unknown): Effect.Effect<void> => {
+    const proofs: Array<ReadProof.ReadProof> = []
+    const walk = (v: unknown, depth: number): void => {
+      if (depth > 4) return
+      if (ReadProof.isProofLike(v)) proofs.push(v)
+      else if (Array.isArray(v)) for (const x of v) walk(x, depth + 1)
+      else if (isRecord(v)) for (const x of Object.values(v)) walk(x, depth + 1)
+    }
+    walk(output, 0)
+    if (proofs.length === 0) return Effect.void
+    const askedPath = isRecord(asked) && typeof asked.path === "string" ? asked.path : undefined
+    return Effect.forEach(
+      proofs,
+      (proof) => {
+        const paths = new Set([Loop.canonicalPath(proof.path, services.root)])
+        if (askedPath !== undefined && proofs.length === 1) paths.add(Loop.canonicalPath(askedPath, services.root))
+        return Effect.forEach(paths, (p) => sessions.remember(session, p, proof), { discard: true })
+      },
+      { discard: true }
+    )
+  }
+
+  /** The stages between the journal's two ends: the encoded result and its text, or a typed failure. */
+  const stages = (
+    route: Route,
+    caller: Caller,
+    raw: unknown,
+    options: CallOptions,
+    trace: TraceContext,
+    onStoreError: OnStoreErrorPolicy
+  ): Effect.Effect<{ readonly value: unknown; readonly text: string }, unknown> =>
+    Effect.gen(function* () {
+      if (options.refusal !== undefined) return yield* Effect.fail(options.refusal)
+      const { observer } = caller
+      const mode = route.refusedInPlanMode ? yield* modes.get(caller.modeKey) : undefined
+      const before = Admission.beforeDecoding(route, observer, mode)
+      if (before !== undefined) return yield* Effect.fail(before)
+      const ready = prepare(route)
+      const input = yield* supplyProof(route, caller, raw)
+      const decoded = yield* decode(route, ready, options.from, input)
+      const admitted = Admission.afterDecoding(route, observer, caller.recipe, caller.forbidden, decoded)
+      if (!Admission.isAdmitted(admitted)) return yield* Effect.fail(admitted)
+      const loopKey = Admission.loopKey(route, observer, decoded, services.root)
+      if (loopKey !== undefined) yield* loops.check(loopKey, route.path, route.loop!)
+      if (admitted.approval !== undefined) yield* Trust.requestApproval(admitted.approval)
+      if (ready.checks !== undefined) {
+        yield* RateLimited.admit(
+          services.limiter,
+          ready.checks,
+          { observer: observer.id, tool: JSON.stringify([route.path, observer.id]) },
+          { tool: route.entry.tool.name, onStoreError }
+        )
+      }
+      // A tool that sets its own, longer limit for this input (a shell command's timeoutSeconds) is not cut first.
+      const own = route.entry.timeout?.(decoded)
+      const timeoutMillis = own !== undefined && own > route.timeoutMillis ? own : route.timeoutMillis
+      let run = Effect.timeoutOrElse(route.entry.tool.run(decoded) as Effect.Effect<unknown, unknown>, {
+        duration: timeoutMillis,
+        orElse: () => Effect.fail(new TimedOut({ tool: route.path, timeoutMillis, retryable: true }))
+      })
+      if (ready.guard !== undefined) run = ready.guard(services.breakers, run, onStoreError)
+      const output = yield* Effect.provideContext(
+        run,
+        Context.add(caller.runContext(admitted.runAt), Traced.CurrentTrace, Option.some(trace))
+      )
+      if (route.progress) yield* loops.progress
+      if (loopKey !== undefined) yield* loops.record(loopKey, Loop.fingerprint(output), route.loop!)
+      const encoded = yield* Boundary.encodeOutput(route.entry.tool, output)
+      const text = JSON.stringify(encoded) ?? "null"
+      if (Budget.estimateTokens(text) > route.budgetTokens) {
+        const over = yield* Budget.apply({
+          path: route.path,
+          encoded,
+          text,
+          budgetTokens: route.budgetTokens,
+          memory: services.memory,
+          present: presentation(route, output, decoded),
+          owner: observer.id
+        })
+        if (over !== undefined) return { value: over, text: JSON.stringify(over) }
+      }
+      // A proof is printed as its token, so a result whose text has none carries none: no walk through a listing.
+      if (caller.session !== undefined && text.includes(ReadProof.tokenPrefix)) {
+        yield* rememberProofs(caller.session, input, output)
+      }
+      return { value: encoded, text }
+    })
+
+  const call = (route: Route, caller: Caller, raw: unknown, options: CallOptions): Effect.Effect<Outcome> =>
+    Effect.contextWith((context: Context.Context<never>) => {
+      const clock = Context.get(context, Clock.Clock)
+      const parent = Context.get(context, Traced.CurrentTrace)
+      const startNanos = clock.currentTimeNanosUnsafe()
+      const record: Journal.Call = {
+        id: options.id,
+        parentId: Option.isSome(parent) ? parent.value.id : undefined,
+        rootId: Option.isSome(parent) ? parent.value.rootId : options.id,
+        path: route.path,
+        observer: caller.observer,
+        input: raw,
+        alternatives: options.alternatives ?? Context.get(context, Traced.Alternatives),
+        sideEffects: route.sideEffects,
+        startedAt: clock.currentTimeMillisUnsafe()
+      }
+      const trace = { id: record.id, rootId: record.rootId }
+      const body = Effect.flatMap(Effect.exit(Journal.begin(sinks, record)), (begun) =>
+        Exit.isFailure(begun)
+          ? Effect.succeed(begun as Exit.Exit<never, unknown>)
+          : Effect.exit(
+              stages(route, caller, raw, options, trace, services.onStoreError).pipe(
+                Effect.provideService(Traced.Alternatives, [])
+              )
+            )
+      )
+      const attributes = Journal.spanAttributes(record, route.entry.tool, 0)
+      return Effect.andThen(
+        RoadJournal.invoked(services.events, record),
+        Effect.flatMap(
+          Effect.withSpan(body, route.path, { attributes, captureStackTrace: false }),
+          (exit): Effect.Effect<Outcome> => {
+            const ending: Journal.Ending = Exit.isSuccess(exit)
+              ? { _tag: "Success", encoded: exit.value.value, text: exit.value.text }
+              : {
+                  _tag: "Failure",
+                  cause: exit.cause,
+                  encodedError: Option.getOrUndefined(Cause.findErrorOption(exit.cause))
+                }
+            const end = Journal.end(
+              sinks,
+              record,
+              ending,
+              Number(clock.currentTimeNanosUnsafe() - startNanos) / 1e6,
+              clock.currentTimeMillisUnsafe()
+            )
+            if (Exit.isSuccess(exit))
+              return Effect.as(end, success(exit.value.value, exit.value.text, route.path, options.id))
+            const error = Cause.findErrorOption(exit.cause)
+            // A defect is a bug: recorded, then passed on, never turned into a result.
+            if (Option.isNone(error)) return Effect.andThen(end, Effect.failCause(exit.cause as Cause.Cause<never>))
+            return Effect.as(end, failure(route.path, options.id, error.value))
+          }
+        )
+      )
+    })
+
+  return { call }
+}
+
+/** The family's own sentence for a large result, if it has one. */
+const presentation = (route: Route, output: unknown, input: unknown): Family.Presentation | undefined => {
+  if (route.entry.present === undefined) return undefined
+  try {
+    return route.entry.present(output, input)
+  } catch {
+    // A presenter that throws only loses its sentence: the generic summary is used.
+    return undefined
+  }
+}
