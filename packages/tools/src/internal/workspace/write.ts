@@ -9,7 +9,8 @@
  * fails if the name exists (create, exclusive). A crash leaves the old bytes
  * or no file, never a torn one. The proof check and the rename (or link) run
  * under the entry's lock (`lock.ts`), so two writers with the proof of one
- * version cannot both succeed.
+ * version cannot both succeed. Each write first sweeps its directory of
+ * temporary files dead writers left (`sweep.ts`).
  *
  * @internal
  */
@@ -23,6 +24,7 @@ import { AlreadyExists, ConcurrentChange, NotADirectory, NotAFile } from "./erro
 import { entryKey, withEntryLock } from "./lock.ts"
 import { fdPath, type OpenError, verifyDescriptor } from "./open.ts"
 import type { Jail, ResolvedPath } from "./resolve.ts"
+import { sweepOnce, tempName, writing } from "./sweep.ts"
 import { attempt, call, codeOf, kindOf, mapError } from "./system.ts"
 
 const dirFlags = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW
@@ -141,14 +143,18 @@ export const writeAtomic = (
       const input = resolved.input
       const name = path.basename(resolved.real)
       const { base, handle: dir, stats: dirStats } = yield* openParent(jail, input, resolved.real)
+      yield* sweepOnce(base, path.dirname(resolved.real), (temp) => entryKey(dirStats, temp))
       const target = path.join(base, name)
-      const temp = path.join(base, `.${name}.${randomBytes(6).toString("hex")}.ugent-tmp`)
+      const tempBase = tempName(name, randomBytes(6).toString("hex"))
+      const temp = path.join(base, tempBase)
       let permissions = 0o666
       if (mode.mode === "replace") {
         const st = yield* attempt(() => fsp.lstat(target)).pipe(Effect.option)
         // The file's own permission bits, never set-user-id, set-group-id or sticky.
         if (st._tag === "Some") permissions = st.value.mode & 0o777
       }
+      // Known as live until it is gone, so no sweep of this process removes it meanwhile.
+      yield* writing(entryKey(dirStats, tempBase))
       // The temporary file is removed on every path out, success included (after a link or rename it is gone or a second name).
       yield* Effect.addFinalizer(() => Effect.promise(() => fsp.unlink(temp).catch(() => undefined)))
       yield* Effect.acquireUseRelease(
