@@ -132,21 +132,27 @@ export const makeInput = (maxLength: number) =>
     url: Schema.String.annotate({ description: "The http or https URL to fetch." }),
     method: Schema.optionalKey(
       Schema.Literals(["GET", "HEAD"]).annotate({
-        description: "GET (default) returns the content; HEAD returns the status and type without the content."
+        description: "GET (default) returns the content; HEAD returns the status and type without the content.",
+        default: "GET" as const
       })
     ),
     maxLength: Schema.optionalKey(
       Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: maxLength })).annotate({
-        description: `How many characters to show (default ${defaultMaxLength}, at most ${maxLength}).`
+        description: `How many characters to show (default ${Math.min(defaultMaxLength, maxLength)}, at most ${maxLength}).`,
+        default: Math.min(defaultMaxLength, maxLength)
       })
     ),
     startIndex: Schema.optionalKey(
       Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)).annotate({
-        description: "First character to show (default 0). Use the nextIndex of a previous call to continue."
+        description: "First character to show (default 0). Use the nextIndex of a previous call to continue.",
+        default: 0
       })
     ),
     raw: Schema.optionalKey(
-      Schema.Boolean.annotate({ description: "Return HTML as it is instead of converting it to Markdown." })
+      Schema.Boolean.annotate({
+        description: "Return HTML as it is instead of converting it to Markdown.",
+        default: false
+      })
     )
   })
 
