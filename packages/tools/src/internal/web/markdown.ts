@@ -62,6 +62,8 @@ const take = (): Worker => {
 /** Keeps a healthy worker warm (one at most), else terminates it. */
 const give = (worker: Worker, healthy: boolean): void => {
   worker.removeAllListeners("message").removeAllListeners("error").removeAllListeners("exit")
+  // An error once the call is over (the heap cap hit while terminating) is nobody's: unheard, it would throw.
+  worker.on("error", () => undefined)
   if (healthy && idle === undefined) {
     worker.unref()
     // A warm worker that dies while idle is forgotten, so the next conversion starts a fresh one.
