@@ -5,12 +5,13 @@
  * tells them apart.
  */
 import { readdirSync, readFileSync, symlinkSync } from "node:fs"
+import { dirname } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { ReadProof } from "@ugent/core"
 import { Edit, Read, Write } from "@ugent/tools"
 import { Effect, Schema } from "effect"
 import { lockedEntries } from "../../src/internal/workspace/lock.ts"
-import { withWorkspace } from "../workspace/fixture.ts"
+import { fixture, toolLayer, withWorkspace } from "../workspace/fixture.ts"
 
 /** Ways to name `a.txt`: as given, folded, absolute, through a file link, through a directory link. */
 const spellings = (root: string) => ["a.txt", "./a.txt", `${root}/a.txt`, "sub/../a.txt", "link.txt", "here/a.txt"]
@@ -83,6 +84,32 @@ describe("concurrent writes (threat 46)", () => {
           }
         })
       )
+  )
+
+  it.live("threat 46: two workspaces over one directory (one through a link to it) share the lock", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const fx = yield* fixture
+        fx.file("a.txt", "count: 0\n")
+        symlinkSync(fx.root, `${dirname(fx.root)}/alias`)
+        const one = toolLayer(fx.root)
+        const other = toolLayer(`${dirname(fx.root)}/alias`)
+        const { proof } = yield* Read.read.run({ path: "a.txt" }).pipe(Effect.provide(one))
+        const results = yield* Effect.all(
+          Array.from({ length: 10 }, (_, i) =>
+            Effect.result(
+              Edit.edit
+                .run({ path: "a.txt", proof, oldText: "count: 0", newText: `count: ${i}` })
+                .pipe(Effect.provide(i % 2 === 0 ? one : other))
+            )
+          ),
+          { concurrency: "unbounded" }
+        )
+        const won = results.flatMap((r, i) => (r._tag === "Success" ? [i] : []))
+        assert.strictEqual(won.length, 1, `one success per version, got ${won.length}`)
+        assert.strictEqual(readFileSync(fx.at("a.txt"), "utf8"), `count: ${won[0]}\n`)
+      })
+    )
   )
 
   it.live(
