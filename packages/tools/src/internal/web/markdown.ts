@@ -59,21 +59,34 @@ const take = (): Worker => {
   return worker
 }
 
-/** Keeps a healthy worker warm (one at most), else terminates it. */
+/** Keeps a worker warm: it waits unreferenced, and is forgotten if it dies meanwhile. */
+const keepWarm = (worker: Worker): void => {
+  worker.unref()
+  worker.once("exit", () => {
+    if (idle === worker) idle = undefined
+  })
+  idle = worker
+}
+
+/**
+ * Keeps a healthy worker warm (one at most); terminates any other, and then
+ * starts a fresh one to keep warm, so the next page does not wait for a
+ * thread to start within its time limit.
+ */
 const give = (worker: Worker, healthy: boolean): void => {
   worker.removeAllListeners("message").removeAllListeners("error").removeAllListeners("exit")
   // An error once the call is over (the heap cap hit while terminating) is nobody's: unheard, it would throw.
   worker.on("error", () => undefined)
   if (healthy && idle === undefined) {
-    worker.unref()
-    // A warm worker that dies while idle is forgotten, so the next conversion starts a fresh one.
-    worker.once("exit", () => {
-      if (idle === worker) idle = undefined
-    })
-    idle = worker
+    keepWarm(worker)
     return
   }
   void worker.terminate()
+  if (!healthy && idle === undefined) {
+    const fresh = spawn()
+    fresh.on("error", () => undefined)
+    keepWarm(fresh)
+  }
 }
 
 const refusal = (reason: Refusal, detail: string): Converted => ({ _tag: "Unconverted", reason, detail })
