@@ -71,7 +71,7 @@ export const bundleBin = async (): Promise<void> => {
   const result = await build({
     input: {
       cli: join(agentese, "src", "projections", "Cli.ts"),
-      // web.fetch converts large pages in a worker it finds beside its own module (a chunk): emitted there.
+      // web.fetch converts pages in a worker it finds beside its own module (a chunk): emitted there.
       markdownWorker: join(root, "packages", "tools", "src", "internal", "web", "markdownWorker.ts")
     },
     platform: "node",

@@ -4,15 +4,17 @@
  * gave the same result `count` times within the window, with nothing written
  * in between, is refused. A write anywhere in the workspace, or a different
  * result, is progress: read → edit → read is never a loop, and neither is
- * polling a status that changes. An ignored extra key or another spelling of
- * a path (`./src/a.txt`, `src//a.txt`) is the same call.
+ * polling a status that changes. An ignored extra key, another spelling of
+ * a path (`./src/a.txt`, `src//a.txt`, a link inside the workspace and the
+ * file it leads to) or a default spelled out (`offset: 1`) is the same call.
  *
  * @since 0.2.0
  */
 import { createHash } from "node:crypto"
-import { isAbsolute, posix, relative, sep } from "node:path"
+import { realpathSync } from "node:fs"
+import { isAbsolute, join, posix, relative, sep } from "node:path"
 import { ReadProof, type ToolError } from "@ugent/core"
-import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Schema, SchemaAST } from "effect"
 import type { LoopSettings } from "./Profile.ts"
 
 /**
@@ -152,8 +154,45 @@ export const canonicalPath = (p: string, root: string | undefined): string => {
   return n.length > 1 && n.endsWith("/") ? n.slice(0, -1) : n
 }
 
+const realRoots = new Map<string, string | undefined>()
+
+/** The root's own real path, found once. */
+const realRoot = (root: string): string | undefined => {
+  if (!realRoots.has(root)) {
+    let real: string | undefined
+    try {
+      real = realpathSync.native(root)
+    } catch {
+      real = undefined
+    }
+    realRoots.set(root, real)
+  }
+  return realRoots.get(root)
+}
+
+/**
+ * A path named by what it leads to: {@link canonicalPath}, then, when it
+ * exists and its real path lies inside the root, that real path (so a link
+ * inside the workspace and its target are one path). A missing path, or one
+ * that leads outside (the tool refuses it anyway), keeps its spelling.
+ */
+const realPathKey = (p: string, root: string | undefined): string => {
+  const spelled = canonicalPath(p, root)
+  const base = root === undefined ? undefined : realRoot(root)
+  if (base === undefined) return spelled
+  try {
+    // Lookups only (lstat, readlink): nothing is opened, so a FIFO or a device cannot block here.
+    const r = relative(base, realpathSync.native(isAbsolute(spelled) ? spelled : join(base, spelled)))
+    if (r === "") return "."
+    if (r !== ".." && !r.startsWith(`..${sep}`) && !isAbsolute(r)) return r.split(sep).join("/")
+  } catch {
+    // Missing, or not reachable: the spelling is the key.
+  }
+  return spelled
+}
+
 const normalize = (value: unknown, root: string | undefined, inPathKey: boolean): unknown => {
-  if (typeof value === "string") return inPathKey ? canonicalPath(value, root) : value
+  if (typeof value === "string") return inPathKey ? realPathKey(value, root) : value
   if (Array.isArray(value)) return value.map((v) => normalize(v, root, inPathKey))
   if (ReadProof.isProofLike(value)) return { proof: value.hash, coverage: value.coverage, path: value.path }
   if (typeof value === "object" && value !== null) {
@@ -166,15 +205,50 @@ const normalize = (value: unknown, root: string | undefined, inPathKey: boolean)
   return value
 }
 
+const defaultsBySchema = new WeakMap<SchemaAST.AST, ReadonlyArray<readonly [string, unknown]>>()
+
+/** The `default` annotations of a struct schema's fields, read once per schema. */
+const defaultsOf = (ast: SchemaAST.AST): ReadonlyArray<readonly [string, unknown]> => {
+  let found = defaultsBySchema.get(ast)
+  if (found === undefined) {
+    found = SchemaAST.isObjects(ast)
+      ? ast.propertySignatures.flatMap((field) => {
+          const value = SchemaAST.resolveAt<unknown>("default")(field.type)
+          return typeof field.name === "string" && value !== undefined ? [[field.name, value] as const] : []
+        })
+      : []
+    defaultsBySchema.set(ast, found)
+  }
+  return found
+}
+
+/** The input with each field its schema declares a default for filled in when absent. */
+const withDefaults = (input: unknown, schema: { readonly ast: SchemaAST.AST } | undefined): unknown => {
+  if (schema === undefined || typeof input !== "object" || input === null || Array.isArray(input)) return input
+  const defaults = defaultsOf(schema.ast)
+  if (defaults.length === 0) return input
+  const filled: Record<string, unknown> = { ...input }
+  for (const [k, v] of defaults) if (filled[k] === undefined) filled[k] = v
+  return filled
+}
+
 /**
- * The key of a call: its caller, its path and its encoded input with paths
- * spelled canonically and keys sorted (a decoded input has no ignored keys).
+ * The key of a call: its caller, its path and its decoded input with the
+ * defaults its schema declares (`default` annotations) filled in, paths
+ * named by what they lead to, and keys sorted (a decoded input has no
+ * ignored keys).
  *
  * @category keys
  * @since 0.2.0
  */
-export const keyOf = (observerId: string, path: string, encodedInput: unknown, root?: string): string =>
-  `${observerId}\u0000${path}\u0000${JSON.stringify(normalize(encodedInput, root, false))}`
+export const keyOf = (
+  observerId: string,
+  path: string,
+  decodedInput: unknown,
+  root?: string,
+  schema?: { readonly ast: SchemaAST.AST }
+): string =>
+  `${observerId}\u0000${path}\u0000${JSON.stringify(normalize(withDefaults(decodedInput, schema), root, false))}`
 
 /**
  * The fingerprint of a result: a hash of its decoded value, with each read

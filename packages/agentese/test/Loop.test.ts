@@ -1,5 +1,8 @@
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Loop } from "@ugent/agentese"
+import { Invoke, Loop, Server } from "@ugent/agentese"
 import { ReadProof } from "@ugent/core"
 import { Effect, Schema } from "effect"
 import { TestClock } from "effect/testing"
@@ -69,5 +72,56 @@ describe("Loop.fingerprint", () => {
       assert.notStrictEqual(Loop.fingerprint(result(first)), Loop.fingerprint(result(changed)))
       assert.notStrictEqual(Loop.fingerprint({ content: "A" }), Loop.fingerprint({ content: "B" }))
     })
+  )
+})
+
+describe("the loop key on the road (threat 41)", () => {
+  /** A workspace with `a.txt`, a link `link.txt` to it and a link `here` to the root, served to `effect`. */
+  const served = <A, E>(effect: Effect.Effect<A, E, Server.Services>) =>
+    Effect.gen(function* () {
+      const root = mkdtempSync(join(tmpdir(), "ugent-loop-"))
+      writeFileSync(join(root, "a.txt"), "alpha\nbeta\n")
+      symlinkSync("a.txt", join(root, "link.txt"))
+      symlinkSync(".", join(root, "here"))
+      mkdirSync(join(root, "sub"))
+      symlinkSync("../a.txt", join(root, "sub", "up.txt"))
+      return yield* effect.pipe(
+        Effect.provide(Server.layer({ stores: "memory", root, trust: 1 })),
+        Effect.ensuring(Effect.sync(() => rmSync(root, { recursive: true, force: true })))
+      )
+    })
+  const call = (path: string, input: unknown) =>
+    Effect.map(Invoke.invoke({ path, input }), (o) => (o.ok ? "ok" : o.error._tag))
+
+  it.effect(
+    "threat 41: a link's name and its target are the same call: the fourth read of one file by three names is a loop",
+    () =>
+      served(
+        Effect.gen(function* () {
+          const tags = [
+            yield* call("world.tools.file.read", { path: "a.txt" }),
+            yield* call("world.tools.file.read", { path: "link.txt" }),
+            yield* call("world.tools.file.read", { path: "here/a.txt" }),
+            yield* call("world.tools.file.read", { path: "sub/up.txt" })
+          ]
+          assert.deepStrictEqual(tags, ["ok", "ok", "ok", "LoopDetected"])
+        })
+      )
+  )
+
+  it.effect("threat 41: spelled-out defaults are the same call: {path} and {path, offset: 1} make one loop", () =>
+    served(
+      Effect.gen(function* () {
+        const tags = [
+          yield* call("world.tools.file.read", { path: "a.txt" }),
+          yield* call("world.tools.file.read", { path: "a.txt", offset: 1 }),
+          yield* call("world.tools.file.read", { path: "./a.txt", offset: 1 }),
+          yield* call("world.tools.file.read", { path: "a.txt" }),
+          // Not a default: another call.
+          yield* call("world.tools.file.read", { path: "a.txt", offset: 2 })
+        ]
+        assert.deepStrictEqual(tags, ["ok", "ok", "ok", "LoopDetected", "ok"])
+      })
+    )
   )
 })

@@ -18,7 +18,9 @@
  * renamed in through `/proc/self/fd/<fd>/<name>`, so a directory swapped for a
  * link after its check cannot redirect a listing or a write. Writes are atomic:
  * a temporary file in the same directory, flushed, then `rename` (overwrite)
- * or `link` (create, which fails if the name exists).
+ * or `link` (create, which fails if the name exists). Temporary files a dead
+ * writer left (kill -9) are swept by the next write in their directory once
+ * they are ten minutes old.
  *
  * **What remains (Linux, Node's fs API, which has no `openat`).**
  * (1) Between the real-path check and `open`, an intermediate directory can be
@@ -27,9 +29,10 @@
  * side effect of `open` itself on an outside file (`O_NONBLOCK` keeps a FIFO
  * from blocking; the type is refused by `fstat` right after). The window is
  * the few microseconds between `realpath` and `open`.
- * (2) An overwrite verifies the file's hash just before the `rename`; a
- * writer inside the workspace that changes the file in between (microseconds)
- * loses its change. This is a lost update inside the root, not an escape.
+ * (2) An overwrite verifies the file's hash just before the `rename`, under a
+ * per-file lock that every write of this process takes; another process that
+ * changes the file in between (microseconds) loses its change. This is a lost
+ * update inside the root, not an escape.
  * (3) A directory moved out of the root while a write is under way receives
  * that write (the descriptor stays valid wherever it moves). Moving it needs
  * write access outside the root, which an attacker with it does not need us for.

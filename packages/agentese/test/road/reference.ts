@@ -176,7 +176,8 @@ export const serve = (entry: Entry, deps: Deps) => {
       if (decided._tag === "Denied") return yield* new PolicyDenied({ path, reason: decided.reason })
       yield* checkLevel(entry, decided.requiredTrust, observer)
       const loop = plan.settings.loop
-      const loopKey = loop === undefined ? undefined : Loop.keyOf(observer.id, path, decoded, deps.root)
+      const loopKey =
+        loop === undefined ? undefined : Loop.keyOf(observer.id, path, decoded, deps.root, entry.tool.input)
       if (loop !== undefined && loopKey !== undefined) yield* deps.loops.check(loopKey, path, loop)
       yield* Trust.admit({
         tool: path,

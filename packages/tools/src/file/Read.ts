@@ -59,7 +59,8 @@ export const Input = Schema.Struct({
   path: Schema.String.annotate({ description: "File path, relative to the workspace root (or absolute inside it)." }),
   offset: Schema.optionalKey(
     Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({
-      description: "First line to show, 1-based (default 1). Use the nextOffset of a previous read to continue."
+      description: "First line to show, 1-based (default 1). Use the nextOffset of a previous read to continue.",
+      default: 1
     })
   ),
   limit: Schema.optionalKey(

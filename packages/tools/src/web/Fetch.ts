@@ -35,12 +35,13 @@ import {
   HostNotFound,
   HttpStatus,
   type InvalidAllowList,
+  NotConvertible,
   NotText,
   TooManyRedirects
 } from "./WebError.ts"
 
-// The HTTP client (node:http, TLS) and the HTML converter (turndown and its DOM) load with the first fetch that
-// needs them: a server that never fetches does not pay for them at start-up.
+// The HTTP client (node:http, TLS) and the HTML converter's threads (turndown and its DOM load in them only) start
+// with the first fetch that needs them: a server that never fetches does not pay for them at start-up.
 const client = Effect.promise(() => import("../internal/web/client.ts"))
 const markdown = Effect.promise(() => import("../internal/web/markdown.ts"))
 
@@ -63,6 +64,8 @@ export interface Limits {
   readonly maxLength: number
   /** How long a result is cached (15 minutes). */
   readonly cacheTtl: Duration.Input
+  /** Time to convert a page's HTML to Markdown, in a worker thread, waiting for one included (15 s). */
+  readonly convertTimeout: Duration.Input
 }
 
 /**
@@ -77,7 +80,8 @@ export const defaultLimits: Limits = {
   timeout: "30 seconds",
   maxRedirects: 5,
   maxLength: 100_000,
-  cacheTtl: "15 minutes"
+  cacheTtl: "15 minutes",
+  convertTimeout: "15 seconds"
 }
 
 /**
@@ -128,21 +132,27 @@ export const makeInput = (maxLength: number) =>
     url: Schema.String.annotate({ description: "The http or https URL to fetch." }),
     method: Schema.optionalKey(
       Schema.Literals(["GET", "HEAD"]).annotate({
-        description: "GET (default) returns the content; HEAD returns the status and type without the content."
+        description: "GET (default) returns the content; HEAD returns the status and type without the content.",
+        default: "GET" as const
       })
     ),
     maxLength: Schema.optionalKey(
       Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: maxLength })).annotate({
-        description: `How many characters to show (default ${defaultMaxLength}, at most ${maxLength}).`
+        description: `How many characters to show (default ${Math.min(defaultMaxLength, maxLength)}, at most ${maxLength}).`,
+        default: Math.min(defaultMaxLength, maxLength)
       })
     ),
     startIndex: Schema.optionalKey(
       Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)).annotate({
-        description: "First character to show (default 0). Use the nextIndex of a previous call to continue."
+        description: "First character to show (default 0). Use the nextIndex of a previous call to continue.",
+        default: 0
       })
     ),
     raw: Schema.optionalKey(
-      Schema.Boolean.annotate({ description: "Return HTML as it is instead of converting it to Markdown." })
+      Schema.Boolean.annotate({
+        description: "Return HTML as it is instead of converting it to Markdown.",
+        default: false
+      })
     )
   })
 
@@ -218,6 +228,7 @@ export const Failure = Schema.Union([
   FetchTimeout,
   HttpStatus,
   NotText,
+  NotConvertible,
   TooManyRedirects
 ])
 
@@ -364,20 +375,18 @@ const fetchPage = (
       if (kind === undefined) return yield* new NotText({ url: target.url.href, contentType: mediaType })
       const text = decode(response.body, charset, kind)
       if (kind === "html" && !raw) {
-        const converted = yield* Effect.flatMap(markdown, (m) => m.convert(text, target.url.href))
-        return converted._tag === "Markdown"
-          ? {
-              ...base,
-              ...(converted.title === undefined ? {} : { title: converted.title }),
-              text: converted.markdown,
-              bodyTruncated: response.bodyTruncated
-            }
-          : {
-              ...base,
-              text,
-              bodyTruncated: response.bodyTruncated,
-              note: `The HTML could not be converted to Markdown (${converted.reason}); the HTML itself is shown.`
-            }
+        const converted = yield* Effect.flatMap(markdown, (m) =>
+          m.convert(text, target.url.href, limits.convertTimeout)
+        )
+        if (converted._tag === "Unconverted") {
+          return yield* new NotConvertible({ url: target.url.href, reason: converted.reason, detail: converted.detail })
+        }
+        return {
+          ...base,
+          ...(converted.title === undefined ? {} : { title: converted.title }),
+          text: converted.markdown,
+          bodyTruncated: response.bodyTruncated
+        }
       }
       return { ...base, text, bodyTruncated: response.bodyTruncated }
     }

@@ -3,7 +3,8 @@
  * person or a model can act on, and what to do next: an address the fetch
  * tool refuses to reach (loopback, private, link-local, cloud metadata, …),
  * a host that does not resolve, a connection or time limit, a status that is
- * not a success, content that is not text, too many redirects, a search
+ * not a success, content that is not text, HTML the converter cannot turn
+ * into Markdown, too many redirects, a search
  * provider that failed, and an allow-list the operator wrote wrong.
  *
  * @since 0.2.0
@@ -172,6 +173,41 @@ export class NotText extends Schema.TaggedError<NotText>()("NotText", {
   override get message(): string {
     const type = this.contentType === "" ? "no declared type, and the bytes are binary" : this.contentType
     return `${this.url} is not text (${type}): web.fetch returns HTML (as Markdown), plain text, JSON and XML only. Look for an HTML or text version of this resource.`
+  }
+}
+
+/**
+ * The page's HTML could not be converted to Markdown: its elements nest too
+ * deeply, it needs too much memory or time, or the converter failed on it;
+ * `busy` when the converters were all taken by other pages for the whole
+ * time limit. The page is the problem, not the tool: this is not counted
+ * against the tool's circuit breaker. Asking for the HTML itself
+ * (`raw: true`) avoids the conversion.
+ *
+ * **Example** (Reading the message)
+ * ```ts
+ * import { WebError } from "@ugent/tools"
+ * const e = new WebError.NotConvertible({ url: "https://example.com/", reason: "too-deep", detail: "its elements nest too deeply" })
+ * console.log(e.message)
+ * // => The HTML of https://example.com/ could not be converted to Markdown: its elements nest too deeply. Fetch it again with raw: true to get the HTML as it is (page through it with startIndex), or use another source.
+ * ```
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class NotConvertible extends Schema.TaggedError<NotConvertible>()("NotConvertible", {
+  url: Schema.String,
+  reason: Schema.Literals(["too-deep", "too-large", "too-slow", "busy", "failed"]),
+  /** The reason in words. */
+  detail: Schema.String
+}) {
+  static readonly kind: ToolError.Kind = "invalid_input"
+  override get message(): string {
+    const next =
+      this.reason === "busy"
+        ? "Try again in a moment, or fetch it with raw: true to get the HTML as it is."
+        : "Fetch it again with raw: true to get the HTML as it is (page through it with startIndex), or use another source."
+    return `The HTML of ${this.url} could not be converted to Markdown: ${this.detail}. ${next}`
   }
 }
 

@@ -7,19 +7,24 @@
  * temporary file in the same directory, are flushed, and replace the target
  * in one `rename` (overwrite) or appear under its name with `link`, which
  * fails if the name exists (create, exclusive). A crash leaves the old bytes
- * or no file, never a torn one.
+ * or no file, never a torn one. The proof check and the rename (or link) run
+ * under the entry's lock (`lock.ts`), so two writers with the proof of one
+ * version cannot both succeed. Each write first sweeps its directory of
+ * temporary files dead writers left (`sweep.ts`).
  *
  * @internal
  */
 import { createHash, randomBytes } from "node:crypto"
-import { constants } from "node:fs"
+import { constants, type Stats } from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 import { ReadProof } from "@ugent/core"
 import { Effect, Option, type Scope } from "effect"
 import { AlreadyExists, ConcurrentChange, NotADirectory, NotAFile } from "./errors.ts"
+import { entryKey, withEntryLock } from "./lock.ts"
 import { fdPath, type OpenError, verifyDescriptor } from "./open.ts"
 import type { Jail, ResolvedPath } from "./resolve.ts"
+import { sweepOnce, tempName, writing } from "./sweep.ts"
 import { attempt, call, codeOf, kindOf, mapError } from "./system.ts"
 
 const dirFlags = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW
@@ -51,7 +56,11 @@ const openParent = (
   jail: Jail,
   input: string,
   real: string
-): Effect.Effect<{ readonly base: string; readonly handle: fsp.FileHandle }, OpenError, Scope.Scope> =>
+): Effect.Effect<
+  { readonly base: string; readonly handle: fsp.FileHandle; readonly stats: Stats },
+  OpenError,
+  Scope.Scope
+> =>
   Effect.gen(function* () {
     const dir = path.dirname(real)
     const missing: Array<string> = []
@@ -66,8 +75,9 @@ const openParent = (
       const st = yield* call(() => handle.stat(), mapError(input, "inspect", "directory"))
       if (!st.isDirectory()) return yield* new NotADirectory({ path: input, kind: kindOf(st) })
       yield* verifyDescriptor(jail, handle.fd, input, expected, st)
+      return st
     })
-    yield* verify
+    let stats = yield* verify
     for (const segment of missing) {
       const base = jail.procFd ? fdPath(handle.fd) : expected
       // A level that appeared meanwhile is fine: opening it with O_NOFOLLOW and verifying decides.
@@ -78,9 +88,9 @@ const openParent = (
       )
       handle = yield* openDirectory(input, path.join(base, segment))
       expected = path.join(expected, segment)
-      yield* verify
+      stats = yield* verify
     }
-    return { base: jail.procFd ? fdPath(handle.fd) : expected, handle }
+    return { base: jail.procFd ? fdPath(handle.fd) : expected, handle, stats }
   })
 
 /** SHA-256 of what `name` holds now in the verified directory, read in chunks; `undefined` if it is gone. */
@@ -132,15 +142,19 @@ export const writeAtomic = (
     Effect.gen(function* () {
       const input = resolved.input
       const name = path.basename(resolved.real)
-      const { base, handle: dir } = yield* openParent(jail, input, resolved.real)
+      const { base, handle: dir, stats: dirStats } = yield* openParent(jail, input, resolved.real)
+      yield* sweepOnce(base, path.dirname(resolved.real), (temp) => entryKey(dirStats, temp))
       const target = path.join(base, name)
-      const temp = path.join(base, `.${name}.${randomBytes(6).toString("hex")}.ugent-tmp`)
+      const tempBase = tempName(name, randomBytes(6).toString("hex"))
+      const temp = path.join(base, tempBase)
       let permissions = 0o666
       if (mode.mode === "replace") {
         const st = yield* attempt(() => fsp.lstat(target)).pipe(Effect.option)
         // The file's own permission bits, never set-user-id, set-group-id or sticky.
         if (st._tag === "Some") permissions = st.value.mode & 0o777
       }
+      // Known as live until it is gone, so no sweep of this process removes it meanwhile.
+      yield* writing(entryKey(dirStats, tempBase))
       // The temporary file is removed on every path out, success included (after a link or rename it is gone or a second name).
       yield* Effect.addFinalizer(() => Effect.promise(() => fsp.unlink(temp).catch(() => undefined)))
       yield* Effect.acquireUseRelease(
@@ -153,37 +167,42 @@ export const writeAtomic = (
           }),
         (handle) => Effect.promise(() => handle.close())
       )
-      if (mode.mode === "create") {
-        const linked = yield* attempt(() => fsp.link(temp, target)).pipe(Effect.result)
-        if (linked._tag === "Failure") {
-          const code = linked.failure.code
-          if (code === "EEXIST") return yield* new AlreadyExists({ path: input })
-          if (
-            code !== "EPERM" &&
-            code !== "ENOTSUP" &&
-            code !== "EOPNOTSUPP" &&
-            code !== "ENOSYS" &&
-            code !== "EMLINK"
-          ) {
-            return yield* Effect.fail(mapError(input, "create")(linked.failure.cause))
-          }
-          // A file system without hard links: exclusive create, then the content (not atomic, still exclusive).
-          yield* Effect.acquireUseRelease(
-            call(
-              () => fsp.open(target, tempFlags, permissions),
-              (u) => (codeOf(u) === "EEXIST" ? new AlreadyExists({ path: input }) : mapError(input, "create")(u))
-            ),
-            (handle) => call(() => handle.writeFile(bytes), mapError(input, "write")),
-            (handle) => Effect.promise(() => handle.close())
-          )
-        }
-      } else {
-        // Checked as late as possible: the window left is between this hash and the rename.
-        const now = yield* currentHash(input, target)
-        if (now === undefined) return yield* new ReadProof.ProofRejected({ path: input, reason: "deleted" })
-        if (now !== mode.expectedHash) return yield* new ReadProof.ProofRejected({ path: input, reason: "changed" })
-        yield* call(() => fsp.rename(temp, target), mapError(input, "replace"))
-      }
+      const commit: Effect.Effect<void, WriteError> =
+        mode.mode === "create"
+          ? Effect.gen(function* () {
+              const linked = yield* attempt(() => fsp.link(temp, target)).pipe(Effect.result)
+              if (linked._tag === "Success") return
+              const code = linked.failure.code
+              if (code === "EEXIST") return yield* new AlreadyExists({ path: input })
+              if (
+                code !== "EPERM" &&
+                code !== "ENOTSUP" &&
+                code !== "EOPNOTSUPP" &&
+                code !== "ENOSYS" &&
+                code !== "EMLINK"
+              ) {
+                return yield* Effect.fail(mapError(input, "create")(linked.failure.cause))
+              }
+              // A file system without hard links: exclusive create, then the content (not atomic, still exclusive).
+              yield* Effect.acquireUseRelease(
+                call(
+                  () => fsp.open(target, tempFlags, permissions),
+                  (u) => (codeOf(u) === "EEXIST" ? new AlreadyExists({ path: input }) : mapError(input, "create")(u))
+                ),
+                (handle) => call(() => handle.writeFile(bytes), mapError(input, "write")),
+                (handle) => Effect.promise(() => handle.close())
+              )
+            })
+          : Effect.gen(function* () {
+              // Under the lock no writer of this process can rename between this hash and ours.
+              const now = yield* currentHash(input, target)
+              if (now === undefined) return yield* new ReadProof.ProofRejected({ path: input, reason: "deleted" })
+              if (now !== mode.expectedHash) {
+                return yield* new ReadProof.ProofRejected({ path: input, reason: "changed" })
+              }
+              yield* call(() => fsp.rename(temp, target), mapError(input, "replace"))
+            })
+      yield* withEntryLock(entryKey(dirStats, name), commit)
       yield* attempt(() => dir.sync()).pipe(Effect.ignore)
       return path.join(path.dirname(resolved.real), name)
     })
