@@ -133,4 +133,4 @@ export const isAdmitted = (verdict: ReturnType<typeof afterDecoding>): verdict i
  * @since 0.2.0
  */
 export const loopKey = (route: Route, observer: Observer.ObserverShape, decoded: unknown, root: string | undefined) =>
-  route.loop === undefined ? undefined : Loop.keyOf(observer.id, route.path, decoded, root)
+  route.loop === undefined ? undefined : Loop.keyOf(observer.id, route.path, decoded, root, route.entry.tool.input)
