@@ -61,17 +61,30 @@ const eventsSink = (events: Events.EventsShape): Journal.Sink => ({
   }
 })
 
-const metricsSink: Journal.Sink = {
-  end: (call, ending, durationMillis) => {
-    let outcome = "success"
-    if (ending._tag === "Failure") {
-      const error = Cause.findErrorOption(ending.cause)
-      outcome = Option.isSome(error) ? ToolError.kindOf(error.value) : "defect"
+const metricsSink = (): Journal.Sink => {
+  // A metric with attributes is made once per path and outcome: making one costs more than updating it.
+  const counters = new Map<string, Metric.Metric<number, unknown>>()
+  const timers = new Map<string, Metric.Metric<Duration.Duration, unknown>>()
+  return {
+    end: (call, ending, durationMillis) => {
+      let outcome = "success"
+      if (ending._tag === "Failure") {
+        const error = Cause.findErrorOption(ending.cause)
+        outcome = Option.isSome(error) ? ToolError.kindOf(error.value) : "defect"
+      }
+      const key = `${call.path}\u0000${outcome}`
+      let counter = counters.get(key)
+      if (counter === undefined) {
+        counter = Metric.withAttributes(calls, { path: call.path, outcome })
+        counters.set(key, counter)
+      }
+      let timer = timers.get(call.path)
+      if (timer === undefined) {
+        timer = Metric.withAttributes(duration, { path: call.path })
+        timers.set(call.path, timer)
+      }
+      return Effect.andThen(Metric.update(counter, 1), Metric.update(timer, Duration.millis(durationMillis)))
     }
-    return Effect.andThen(
-      Metric.update(Metric.withAttributes(calls, { path: call.path, outcome }), 1),
-      Metric.update(Metric.withAttributes(duration, { path: call.path }), Duration.millis(durationMillis))
-    )
   }
 }
 
@@ -92,7 +105,7 @@ export const make = (stores: {
   Journal.auditSink(stores.audit),
   Journal.traceSink(stores.trace),
   eventsSink(stores.events),
-  metricsSink
+  metricsSink()
 ]
 
 /**
