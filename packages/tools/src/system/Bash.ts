@@ -126,10 +126,12 @@ const description = (isolation: Sandbox.Isolation | undefined): string => {
  * import { SystemBash, Sandbox, Workspace } from "@ugent/tools"
  * import { NodeServices } from "@effect/platform-node"
  * import { Effect, Layer } from "effect"
- * import { mkdtempSync, writeFileSync } from "node:fs"
+ * import { chownSync, mkdtempSync, writeFileSync } from "node:fs"
  * import { tmpdir } from "node:os"
  * import { join } from "node:path"
  * const root = mkdtempSync(join(tmpdir(), "bash-"))
+ * // A server running as root runs commands as the workspace's owner, never as root.
+ * if (process.getuid?.() === 0) chownSync(root, 65534, 65534)
  * writeFileSync(join(root, "a.txt"), "one\ntwo\n")
  * const layer = Sandbox.layer().pipe(Layer.provideMerge(Workspace.layer({ root })), Layer.provide(NodeServices.layer))
  * const run = SystemBash.make().run({ command: "wc -l < a.txt && exit 3" })

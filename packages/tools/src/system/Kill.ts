@@ -44,10 +44,12 @@ export const Failure = Schema.Union([UnknownRun])
  * import { SystemBash, SystemKill, Sandbox, Workspace } from "@ugent/tools"
  * import { NodeServices } from "@effect/platform-node"
  * import { Effect, Layer } from "effect"
- * import { mkdtempSync } from "node:fs"
+ * import { chownSync, mkdtempSync } from "node:fs"
  * import { tmpdir } from "node:os"
  * import { join } from "node:path"
  * const root = mkdtempSync(join(tmpdir(), "kill-"))
+ * // A server running as root runs commands as the workspace's owner, never as root.
+ * if (process.getuid?.() === 0) chownSync(root, 65534, 65534)
  * const layer = Sandbox.layer().pipe(Layer.provideMerge(Workspace.layer({ root })), Layer.provide(NodeServices.layer))
  * const program = Effect.gen(function* () {
  *   const started = yield* SystemBash.bash.run({ command: "sleep 300", background: true })

@@ -269,10 +269,12 @@ export class Sandbox extends Context.Service<Sandbox, SandboxShape>()("ugent/too
  * import { Sandbox, Workspace } from "@ugent/tools"
  * import { NodeServices } from "@effect/platform-node"
  * import { Effect, Layer } from "effect"
- * import { mkdtempSync, realpathSync, writeFileSync } from "node:fs"
+ * import { chownSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs"
  * import { tmpdir } from "node:os"
  * import { join } from "node:path"
  * const root = realpathSync(mkdtempSync(join(tmpdir(), "ws-")))
+ * // A server running as root runs commands as the workspace's owner, never as root.
+ * if (process.getuid?.() === 0) chownSync(root, 65534, 65534)
  * writeFileSync(join(root, "notes.txt"), "hi\n")
  * writeFileSync(join(root, ".env"), "TOKEN=s3cret\n")
  * const program = Effect.gen(function* () {

@@ -50,10 +50,12 @@ const tell = (o: Sandbox.Run) => ({
  * ```ts
  * import { System, Workspace } from "@ugent/tools"
  * import { Effect } from "effect"
- * import { mkdtempSync } from "node:fs"
+ * import { chownSync, mkdtempSync } from "node:fs"
  * import { tmpdir } from "node:os"
  * import { join } from "node:path"
  * const root = mkdtempSync(join(tmpdir(), "system-"))
+ * // A server running as root runs commands as the workspace's owner, never as root.
+ * if (process.getuid?.() === 0) chownSync(root, 65534, 65534)
  * const family = System.family({ network: false })
  * const members = await Effect.runPromise(Effect.scoped(family.build.pipe(Effect.provide(Workspace.layer({ root })))))
  * console.log(family.prefix, Object.keys(members))
