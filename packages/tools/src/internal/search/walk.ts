@@ -89,6 +89,12 @@ export interface WalkOptions {
   readonly sorted?: boolean | undefined
   /** Whether `/proc/self/fd` can name open descriptors (Linux). */
   readonly procFd: boolean
+  /**
+   * Told of each ignore file (of the kinds read) met that is not a regular
+   * file: a FIFO, socket, device or link there could block another program
+   * that opens it (ripgrep does, by name); this walk skips it.
+   */
+  readonly irregular?: ((relative: string) => void) | undefined
 }
 
 const dirFlags = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW
@@ -147,10 +153,20 @@ interface Level {
 
 const compareNames = (a: Buffer, b: Buffer): number => Buffer.compare(a, b)
 
+/** The largest ignore file read; ripgrep reads any size, but rules past a megabyte are not a real case. */
+const maxIgnoreBytes = 1 << 20
+
+/**
+ * The rules of an ignore file, opened without blocking and read only if the
+ * descriptor is a regular file (threat 45: a FIFO swapped in after the
+ * listing would otherwise block the thread).
+ */
 const readRules = (path: string): ReadonlyArray<IgnoreRule> => {
   const fd = tryOpen(path, fileFlags)
   if (fd === undefined) return []
   try {
+    const st = fstatSync(fd)
+    if (!st.isFile() || st.size > maxIgnoreBytes) return []
     return parseIgnoreFile(readFileSync(fd, "utf8"))
   } catch {
     return []
@@ -166,9 +182,19 @@ const levelFor = (
   realDir: string,
   dir: string,
   entries: ReadonlyArray<Dirent>,
-  parent: Level | undefined
+  parent: Level | undefined,
+  irregular?: (relative: string) => void
 ): Level => {
   const has = (name: string) => entries.some((e) => e.name === name && e.isFile())
+  if (irregular !== undefined && kinds !== undefined) {
+    for (const e of entries) {
+      const read =
+        (e.name === ".gitignore" && kinds.gitignore) ||
+        (e.name === ".ignore" && kinds.ignore) ||
+        (e.name === ".rgignore" && kinds.rgignore)
+      if (read && !e.isFile()) irregular(dir === "" ? e.name : `${dir}/${e.name}`)
+    }
+  }
   return {
     dir,
     custom: kinds?.rgignore === true && has(".rgignore") ? readRules(`${realDir}/.rgignore`) : none,
@@ -253,7 +279,7 @@ const descend = (
     for (const segment of baseDir === "" ? [] : baseDir.split("/")) {
       const here = `/proc/self/fd/${fds[fds.length - 1]}`
       const entries = readdirSync(here, { withFileTypes: true })
-      level = levelFor(options.ignoreFiles, here, dir, entries, level)
+      level = levelFor(options.ignoreFiles, here, dir, entries, level, options.irregular)
       const fd = tryOpen(`${here}/${segment}`, dirFlags)
       if (fd === undefined) throw new Error("gone")
       fds.push(fd)
@@ -286,7 +312,7 @@ export function* walk(options: WalkOptions): Generator<WalkedFile> {
       } catch {
         return
       }
-      const level = levelFor(options.ignoreFiles, here, dir, entries, parent)
+      const level = levelFor(options.ignoreFiles, here, dir, entries, parent, options.irregular)
       const ordered =
         options.sorted === false
           ? entries
