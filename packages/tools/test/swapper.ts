@@ -18,8 +18,13 @@ export interface Swapper {
   readonly swaps: () => number
 }
 
-/** Swaps `target` between a directory holding `files` (name → content) and a link to `outside`. */
-export const swapDirectory = (target: string, outside: string, files: Readonly<Record<string, string>>) =>
+/**
+ * Swaps `target` between a directory holding `files` (name → content), made
+ * afresh each time, and a link to `outside`. With `files` `"move"`, the
+ * directory already at `target` is moved aside and back instead (for a
+ * repository, which cannot be made afresh so fast).
+ */
+export const swapDirectory = (target: string, outside: string, files: Readonly<Record<string, string>> | "move") =>
   Effect.acquireRelease(
     Effect.sync(() => {
       // The count is kept outside the workspace, where no tool under test looks.
@@ -37,13 +42,24 @@ for (let i = 0; ; i++) {
   const tmp = target + ".swap"
   try {
     fs.rmSync(tmp, { force: true, recursive: true })
-    if (i % 2 === 0) fs.symlinkSync(outside, tmp)
-    else {
-      fs.mkdirSync(tmp)
-      for (const [name, content] of Object.entries(files)) fs.writeFileSync(path.join(tmp, name), content)
+    if (files === "move") {
+      if (i % 2 === 0) {
+        fs.renameSync(target, target + ".aside")
+        fs.symlinkSync(outside, tmp)
+        fs.renameSync(tmp, target)
+      } else {
+        fs.rmSync(target, { force: true })
+        fs.renameSync(target + ".aside", target)
+      }
+    } else {
+      if (i % 2 === 0) fs.symlinkSync(outside, tmp)
+      else {
+        fs.mkdirSync(tmp)
+        for (const [name, content] of Object.entries(files)) fs.writeFileSync(path.join(tmp, name), content)
+      }
+      fs.rmSync(target, { force: true, recursive: true })
+      fs.renameSync(tmp, target)
     }
-    fs.rmSync(target, { force: true, recursive: true })
-    fs.renameSync(tmp, target)
   } catch {}
   if (i % 64 === 0) fs.writeFileSync(counter, String(i))
   // Now and then a state lasts up to a millisecond, so that whole walks can land in either.

@@ -90,11 +90,14 @@ export interface WalkOptions {
   /** Whether `/proc/self/fd` can name open descriptors (Linux). */
   readonly procFd: boolean
   /**
-   * Told of each ignore file (of the kinds read) met that is not a regular
-   * file: a FIFO, socket, device or link there could block another program
-   * that opens it (ripgrep does, by name); this walk skips it.
+   * Told of each ignore file (of the kinds read, or named in `watched`) met
+   * that is not a regular file: a FIFO, socket, device or link there could
+   * block another program that opens it by name (ripgrep, git); this walk
+   * skips it.
    */
   readonly irregular?: ((relative: string) => void) | undefined
+  /** The names `irregular` watches, instead of the ignore files read. */
+  readonly watched?: ReadonlySet<string> | undefined
 }
 
 const dirFlags = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW
@@ -183,16 +186,20 @@ const levelFor = (
   dir: string,
   entries: ReadonlyArray<Dirent>,
   parent: Level | undefined,
-  irregular?: (relative: string) => void
+  irregular?: (relative: string) => void,
+  watched?: ReadonlySet<string>
 ): Level => {
   const has = (name: string) => entries.some((e) => e.name === name && e.isFile())
-  if (irregular !== undefined && kinds !== undefined) {
+  if (irregular !== undefined) {
     for (const e of entries) {
-      const read =
-        (e.name === ".gitignore" && kinds.gitignore) ||
-        (e.name === ".ignore" && kinds.ignore) ||
-        (e.name === ".rgignore" && kinds.rgignore)
-      if (read && !e.isFile()) irregular(dir === "" ? e.name : `${dir}/${e.name}`)
+      const watch =
+        watched !== undefined
+          ? watched.has(e.name)
+          : kinds !== undefined &&
+            ((e.name === ".gitignore" && kinds.gitignore) ||
+              (e.name === ".ignore" && kinds.ignore) ||
+              (e.name === ".rgignore" && kinds.rgignore))
+      if (watch && !e.isFile()) irregular(dir === "" ? e.name : `${dir}/${e.name}`)
     }
   }
   return {
@@ -279,7 +286,7 @@ const descend = (
     for (const segment of baseDir === "" ? [] : baseDir.split("/")) {
       const here = `/proc/self/fd/${fds[fds.length - 1]}`
       const entries = readdirSync(here, { withFileTypes: true })
-      level = levelFor(options.ignoreFiles, here, dir, entries, level, options.irregular)
+      level = levelFor(options.ignoreFiles, here, dir, entries, level, options.irregular, options.watched)
       const fd = tryOpen(`${here}/${segment}`, dirFlags)
       if (fd === undefined) throw new Error("gone")
       fds.push(fd)
@@ -312,7 +319,7 @@ export function* walk(options: WalkOptions): Generator<WalkedFile> {
       } catch {
         return
       }
-      const level = levelFor(options.ignoreFiles, here, dir, entries, parent, options.irregular)
+      const level = levelFor(options.ignoreFiles, here, dir, entries, parent, options.irregular, options.watched)
       const ordered =
         options.sorted === false
           ? entries
