@@ -16,7 +16,8 @@ import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { GitDiff, GitLog, GitStatus } from "@ugent/tools"
 import { Effect, Exit } from "effect"
-import { mkfifo, releaser, watched } from "../fifo.ts"
+import { mkfifo, releaser } from "../fifo.ts"
+import { watched } from "../loop.ts"
 import { backends, gitGate, layerFor, Repo, type Run } from "./fixtures.ts"
 
 const gate = gitGate()

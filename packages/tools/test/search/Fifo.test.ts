@@ -9,7 +9,8 @@
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit } from "effect"
-import { mkfifo, releaser, watched } from "../fifo.ts"
+import { mkfifo, releaser } from "../fifo.ts"
+import { watched } from "../loop.ts"
 import { engines, grepExit, workspace } from "./fixture.ts"
 
 describe("threat 45: search.grep and FIFOs planted as ignore files", () => {
