@@ -86,6 +86,8 @@ const searchArgs = (q: Query): ReadonlyArray<string> => [
   "never",
   "--files-with-matches",
   "--null",
+  // Each name as soon as it is found (a pipe is block-buffered): a search cut at its limit stops early.
+  "--line-buffered",
   q.pattern.caseSensitive ? "--case-sensitive" : "--ignore-case",
   "--regexp",
   q.pattern.rust,
