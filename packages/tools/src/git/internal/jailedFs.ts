@@ -19,9 +19,20 @@
  * @internal
  */
 import type * as nodeFs from "node:fs"
-import { constants, existsSync } from "node:fs"
-import * as fsp from "node:fs/promises"
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFile,
+  readlinkSync,
+  realpathSync
+} from "node:fs"
 import * as path from "node:path"
+import { promisify } from "node:util"
 import { isInside } from "../../internal/workspace/paths.ts"
 
 const missing = (p: string): NodeJS.ErrnoException =>
@@ -38,6 +49,9 @@ const dirFlags = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NONBLO
 
 const procFd = existsSync("/proc/self/fd")
 
+/** `fs.readFile` on a descriptor already opened and checked. */
+const readFd = promisify(readFile)
+
 /**
  * A client for isomorphic-git (`{ promises }`) that reads only inside `root`.
  * Every read opens first and checks the descriptor (threats 44 and 45): it
@@ -50,75 +64,82 @@ const procFd = existsSync("/proc/self/fd")
  */
 export const jailedFs = (root: string) => {
   /** Whether an open descriptor (or, without `/proc/self/fd`, the path) lies inside the root. */
-  const inside = async (fd: number, p: string): Promise<boolean> => {
-    const real = procFd
-      ? await fsp.readlink(`/proc/self/fd/${fd}`).catch(() => undefined)
-      : await fsp.realpath(p).catch(() => undefined)
-    return real !== undefined && isInside(root, real)
-  }
-  /** Opens `p` and checks the descriptor; throws `ENOENT` for anything that fails a check. */
-  const open = async (p: string, want: "file" | "directory" | "any") => {
-    if (noLinks.has(path.basename(p))) {
-      const st = await lstat(p)
-      if (st.isSymbolicLink()) throw missing(p)
-    }
-    const handle = await fsp.open(p, want === "directory" ? dirFlags : fileFlags).catch(() => {
-      throw missing(p)
-    })
+  const inside = (fd: number, p: string): boolean => {
     try {
-      const st = await handle.stat({ bigint: true })
+      return isInside(root, procFd ? readlinkSync(`/proc/self/fd/${fd}`) : realpathSync(p))
+    } catch {
+      return false
+    }
+  }
+  // The checks are synchronous: a few system calls that cannot block (`O_NONBLOCK`), where a trip through the
+  // thread pool each cost more than twice the whole `lstat` of a status walk.
+  /** Opens `p` and checks the descriptor; throws `ENOENT` for anything that fails a check. */
+  const open = (p: string, want: "file" | "directory" | "any"): number => {
+    if (noLinks.has(path.basename(p)) && lstatChecked(p).isSymbolicLink()) throw missing(p)
+    let fd: number
+    try {
+      fd = openSync(p, want === "directory" ? dirFlags : fileFlags)
+    } catch {
+      throw missing(p)
+    }
+    try {
+      const st = fstatSync(fd)
       const kindOk =
         want === "file" ? st.isFile() : want === "directory" ? st.isDirectory() : st.isFile() || st.isDirectory()
-      if (!kindOk || !(await inside(handle.fd, p))) throw missing(p)
-      return handle
+      if (!kindOk || !inside(fd, p)) throw missing(p)
+      return fd
     } catch (e) {
-      await handle.close()
+      closeSync(fd)
       throw e
     }
   }
   /** Runs `f` on a name for the entry `p` itself, through its directory opened and checked. */
-  const throughParent = async <A>(p: string, f: (entry: string) => Promise<A>): Promise<A> => {
-    const dir = await open(path.dirname(p), "directory")
+  const throughParent = <A>(p: string, f: (entry: string) => A): A => {
+    const dir = open(path.dirname(p), "directory")
     try {
-      return await f(procFd ? `/proc/self/fd/${dir.fd}/${path.basename(p)}` : p)
+      return f(procFd ? `/proc/self/fd/${dir}/${path.basename(p)}` : p)
+    } catch {
+      throw missing(p)
     } finally {
-      await dir.close()
+      closeSync(dir)
     }
   }
-  const lstat = (p: string, options?: unknown) =>
-    throughParent(p, (entry) => fsp.lstat(entry, options as nodeFs.StatOptions))
+  const lstatChecked = (p: string, options?: unknown): nodeFs.Stats =>
+    throughParent(
+      p,
+      // With `throwIfNoEntry`, a stat or a throw; isomorphic-git asks for `bigint` stats itself when it wants them.
+      (entry) => lstatSync(entry, { ...(options as nodeFs.StatSyncOptions), throwIfNoEntry: true }) as nodeFs.Stats
+    )
   const promises = {
     readFile: async (p: string, options?: unknown) => {
-      const handle = await open(p, "file")
+      const fd = open(p, "file")
       try {
-        return await handle.readFile(options as Parameters<typeof handle.readFile>[0])
+        // The bytes are read in the pool (a pack can be large); the descriptor is the one checked.
+        return await readFd(fd, options as Parameters<typeof readFd>[1])
       } finally {
-        await handle.close()
+        closeSync(fd)
       }
     },
     stat: async (p: string, options?: unknown) => {
-      const handle = await open(p, "any")
+      const fd = open(p, "any")
       try {
-        return await handle.stat(options as nodeFs.StatOptions)
+        return fstatSync(fd, options as nodeFs.StatOptions)
       } finally {
-        await handle.close()
+        closeSync(fd)
       }
     },
     readdir: async (p: string, options?: unknown) => {
-      const handle = await open(p, "directory")
+      const fd = open(p, "directory")
       try {
         // Listed through the descriptor that was checked, not by the name again.
-        return await fsp.readdir(
-          procFd ? `/proc/self/fd/${handle.fd}` : p,
-          options as Parameters<typeof fsp.readdir>[1]
-        )
+        return readdirSync(procFd ? `/proc/self/fd/${fd}` : p, options as Parameters<typeof readdirSync>[1])
       } finally {
-        await handle.close()
+        closeSync(fd)
       }
     },
-    lstat,
-    readlink: (p: string, options?: unknown) =>
-      throughParent(p, (entry) => fsp.readlink(entry, options as Parameters<typeof fsp.readlink>[1])),
+    lstat: async (p: string, options?: unknown) => lstatChecked(p, options),
+    readlink: async (p: string, options?: unknown) =>
+      throughParent(p, (entry) => readlinkSync(entry, options as Parameters<typeof readlinkSync>[1])),
     writeFile: async (p: string) => {
       throw readOnly(p)
     },

@@ -146,7 +146,7 @@ export const openFile = (real: string, procFd: boolean): OpenFile | undefined =>
   })
 }
 
-interface Level {
+export interface Level {
   /** The directory, relative to the root (`""` for the root). */
   readonly dir: string
   readonly custom: ReadonlyArray<IgnoreRule>
@@ -206,7 +206,7 @@ const ignoreNames = (kinds: IgnoreFiles | undefined): ReadonlyArray<string> =>
  * if a regular file) and whether it holds `.git`; names `irregular` watches
  * that are not regular files are told.
  */
-const levelFor = (
+export const levelFor = (
   kinds: IgnoreFiles | undefined,
   realDir: string,
   dir: string,
@@ -271,7 +271,7 @@ const sortedEntries = (path: string): ReadonlyArray<Dirent> | undefined => {
 }
 
 /** The nearest verdict of each kind of ignore file, the more specific kind winning. */
-const ignoreVerdict = (level: Level, relative: string, isDir: boolean): Verdict => {
+export const ignoreVerdict = (level: Level, relative: string, isDir: boolean): Verdict => {
   let custom: Verdict
   let ignore: Verdict
   let git: Verdict
