@@ -248,7 +248,11 @@ export const ripgrep: Backend = {
                 irregular ??= relative
               })
               const order = new Map<string, number>()
-              for (const file of walked) order.set(file.relative, order.size)
+              for (const file of walked) {
+                order.set(file.relative, order.size)
+                // A walk of a large tree lets the event loop run (and an interruption land) now and then.
+                if (order.size % 512 === 0) yield* Effect.yieldNow
+              }
               if (irregular !== undefined) {
                 // rg may be waiting on it (a FIFO) for ever: it goes, and the TypeScript engine, which skips it, searches.
                 yield* Effect.forkDetach(handle.kill())
