@@ -186,7 +186,7 @@ const bench: Bench = {
       // Memory: a million matching lines, 100 wanted.
       writeFileSync(join(root, "million.txt"), "a needle in a line of hay\n".repeat(1_000_000))
       for (const engine of ["ripgrep", "typescript"] as const) {
-        const probe = spawnSync(process.execPath, [self], {
+        const probe = spawnSync(process.execPath, [...process.execArgv, self], {
           env: { ...process.env, UGENT_GREP_RSS_ROOT: root, UGENT_GREP_RSS_ENGINE: engine },
           encoding: "utf8"
         })

@@ -66,7 +66,7 @@ import {
   NotFound,
   OutsideWorkspace
 } from "./internal/workspace/errors.ts"
-import { type Entry as EntryImpl, listDirectory } from "./internal/workspace/list.ts"
+import { type Entry as EntryImpl, listDirectory, listPage, type Named as NamedImpl } from "./internal/workspace/list.ts"
 import { type OpenError, readEntryVerified, readVerified } from "./internal/workspace/open.ts"
 import * as paths from "./internal/workspace/paths.ts"
 import { compile } from "./internal/workspace/policy.ts"
@@ -342,6 +342,17 @@ export type ResolvedPath = ResolvedImpl
 export type Entry = EntryImpl
 
 /**
+ * An entry of a directory as its listing names it, before it is inspected:
+ * name, path relative to the root, kind (from the listing; a link's is its
+ * target's when it leads inside), where a link leads and the blocked rule
+ * it matches. {@link WorkspaceShape.listPage} filters and orders these.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type Named = NamedImpl
+
+/**
  * The bytes of a file read through the jail, with the size and modification
  * time of the descriptor they were read from.
  *
@@ -473,6 +484,21 @@ export interface WorkspaceShape {
   ) => Effect.Effect<ResolvedPath, WriteError>
   /** One level of a directory, through a verified descriptor. */
   readonly list: (path: string | ResolvedPath) => Effect.Effect<ReadonlyArray<Entry>, PathError | OpenError>
+  /**
+   * One page of a directory level, through a verified descriptor: the names
+   * `keep` keeps, the first `limit` of them in `order`, inspected (size and
+   * time), and how many were kept in all. Only the page is `stat`'ed, and the
+   * event loop runs between batches of entries, so a directory of 100,000
+   * entries neither holds the server nor costs a `stat` each.
+   */
+  readonly listPage: (
+    path: string | ResolvedPath,
+    options: {
+      readonly keep: (named: Named) => boolean
+      readonly order: (a: Named, b: Named) => number
+      readonly limit: number
+    }
+  ) => Effect.Effect<{ readonly entries: ReadonlyArray<Entry>; readonly total: number }, PathError | OpenError>
   /** Whether a real absolute path lies inside the root. */
   readonly contains: (real: string) => boolean
   /** The path of a real absolute path relative to the root (`.` for the root); `undefined` if outside. */
@@ -565,6 +591,7 @@ export const make = (options: Options): Effect.Effect<WorkspaceShape, NotFound |
           return { input: resolved.input, real, relative: paths.relativeTo(root, real), kind: "file" as const }
         }),
       list: (p) => Effect.flatMap(toResolved(p, "directory"), (dir) => listDirectory(jail, dir)),
+      listPage: (p, o) => Effect.flatMap(toResolved(p, "directory"), (dir) => listPage(jail, dir, o)),
       contains: (real) => paths.isInside(root, real),
       relative: (real) => (paths.isInside(root, real) ? paths.relativeTo(root, real) : undefined),
       blockedBy: compiled.blockedBy,

@@ -19,6 +19,14 @@
  * directory, outside, or nowhere) is left out, never followed, and nothing
  * about its target is reported.
  *
+ * **Nothing is left out silently.** `maxDepth` (10 by default) bounds the
+ * walk; when a directory deeper than that could hold a match, the result is
+ * `truncated` with `truncatedBy: ["maxDepth"]` (a leaf 300 levels down is not
+ * found with the default, and the result says why), as it is with
+ * `["limit"]` past `limit`. The walk reads each directory in small batches
+ * and lets the event loop run every few hundred entries, so a directory of
+ * 100,000 entries holds the server for milliseconds at a time, not seconds.
+ *
  * @since 0.1.0
  */
 import { existsSync } from "node:fs"
@@ -69,8 +77,16 @@ export const Input = Schema.Struct({
 export const Output = Schema.Struct({
   /** Matching files, relative to the workspace root. */
   files: Schema.Array(Schema.String),
+  /** Matches found in the directories searched (all of them, past `limit`). */
   totalMatches: Schema.Int,
-  truncated: Schema.Boolean
+  /** Something was left out: matches past `limit`, or directories below `maxDepth` (see `truncatedBy`). */
+  truncated: Schema.Boolean,
+  /**
+   * Why, when `truncated`: `limit` (more matches than returned) and/or
+   * `maxDepth` (directories deeper than `maxDepth`, which the pattern could
+   * match in, were not searched: raise `maxDepth` to search them).
+   */
+  truncatedBy: Schema.optionalKey(Schema.Array(Schema.Literals(["limit", "maxDepth"])))
 })
 
 /**
@@ -238,7 +254,7 @@ const byPath = (a: Match, b: Match) => (a.relative < b.relative ? -1 : a.relativ
 export const glob = Tool.make({
   name: "file.glob",
   description:
-    "Find files by glob pattern (e.g. **/*.ts), relative to the workspace root or `path`. Sorted by path (or newest/largest first); node_modules, .git, dist and build are skipped.",
+    "Find files by glob pattern (e.g. **/*.ts), relative to the workspace root or `path`. Sorted by path (or newest/largest first); node_modules, .git, dist and build are skipped. Searches maxDepth (default 10) directory levels; truncatedBy says when the limit or maxDepth left matches out.",
   input: Input,
   output: Output,
   failure: Failure,
@@ -269,10 +285,18 @@ export const glob = Tool.make({
       // Inside a default-ignored directory the caller asked for, the default ignores stand aside.
       const applyIgnored = !ws.isIgnored(base.relative)
       const gitignore = input.respectGitignore === true
+      /** Directories the pattern could match in that `maxDepth` kept the walk out of. */
+      let deeper = 0
       const keep = (c: Candidate): boolean => {
         if (gitignore && c.ignored() === "ignore") return false
         const rel = fromBase(c.relative)
-        return c.isDir ? c.depth <= maxDepth && compiled.mayHold(rel.split("/")) : compiled.matches(rel)
+        if (!c.isDir) return compiled.matches(rel)
+        if (!compiled.mayHold(rel.split("/"))) return false
+        if (c.depth > maxDepth) {
+          deeper++
+          return false
+        }
+        return true
       }
       const entries = walk({
         root: ws.root,
@@ -282,15 +306,18 @@ export const glob = Tool.make({
         parents: gitignore,
         keep,
         links: true,
-        // The results are sorted at the end.
+        // The results are sorted at the end; unsorted, each directory is read as it is walked.
         sorted: false,
-        procFd
+        procFd,
+        // Every few hundred entries looked at, matching or not, the event loop runs (and an interruption lands).
+        ticks: true
       })
       const matches: Array<Match> = []
-      let seen = 0
       for (const entry of entries) {
-        // A long walk lets other fibers run (and an interruption land) now and then.
-        if (++seen % 1024 === 0) yield* Effect.yieldNow
+        if (entry.kind === "tick") {
+          yield* Effect.yieldNow
+          continue
+        }
         if (entry.kind === "file") {
           const st = sort === "name" ? undefined : entry.lstat()
           if (sort !== "name" && st === undefined) continue
@@ -318,10 +345,15 @@ export const glob = Tool.make({
                   : (a, b) => b.size - a.size || byPath(a, b)
               )
               .map((m) => m.relative)
+      const truncatedBy = [
+        ...(ordered.length > limit ? (["limit"] as const) : []),
+        ...(deeper > 0 ? (["maxDepth"] as const) : [])
+      ]
       return {
         files: ordered.slice(0, limit),
         totalMatches: ordered.length,
-        truncated: ordered.length > limit
+        truncated: truncatedBy.length > 0,
+        ...(truncatedBy.length > 0 ? { truncatedBy } : {})
       }
     })
 })

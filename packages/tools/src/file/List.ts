@@ -133,19 +133,23 @@ export const list = Tool.make({
       }
       const ws = yield* Workspace.Workspace
       const dir = yield* ws.resolve(input.path ?? ".", { expect: "directory" })
-      const entries = yield* ws.list(dir)
-      const kept = entries.filter(
-        (e) =>
+      // Only the page shown is inspected; the names are filtered and ordered from the listing itself.
+      const page = yield* ws.listPage(dir, {
+        keep: (e) =>
           e.blocked === undefined &&
           (input.hidden === true || !e.name.startsWith(".")) &&
-          (input.ignored === true || !ws.isIgnored(e.name))
-      )
-      const dirs = kept.filter((e) => e.kind === "directory").sort((a, b) => byName(a.name, b.name))
-      const rest = kept.filter((e) => e.kind !== "directory").sort((a, b) => byName(a.name, b.name))
-      const ordered = [...dirs, ...rest]
+          (input.ignored === true || !ws.isIgnored(e.name)),
+        order: (a, b) =>
+          a.kind === "directory" && b.kind !== "directory"
+            ? -1
+            : b.kind === "directory" && a.kind !== "directory"
+              ? 1
+              : byName(a.name, b.name),
+        limit
+      })
       return {
         path: dir.relative,
-        entries: ordered.slice(0, limit).map((e) => ({
+        entries: page.entries.map((e) => ({
           name: e.name,
           path: e.relative,
           isDir: e.kind === "directory",
@@ -154,8 +158,8 @@ export const list = Tool.make({
           kind: e.kind,
           ...(e.link === undefined ? {} : { link: e.link })
         })),
-        total: ordered.length,
-        truncated: ordered.length > limit
+        total: page.total,
+        truncated: page.total > limit
       }
     })
 })

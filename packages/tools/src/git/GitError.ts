@@ -29,8 +29,8 @@ import * as Workspace from "../Workspace.ts"
  */
 export class NotARepository extends Schema.TaggedError<NotARepository>()("NotARepository", {
   path: Schema.String,
-  reason: Schema.Literals(["no-git-dir", "git-dir-outside", "store-outside", "unreadable"]),
-  /** For `store-outside`: the part of the git directory that leads outside (relative to the working tree). */
+  reason: Schema.Literals(["no-git-dir", "git-dir-outside", "store-outside", "not-a-file", "unreadable"]),
+  /** For `store-outside` and `not-a-file`: the part of the git directory at fault (relative to the working tree). */
   part: Schema.optionalKey(Schema.String)
 }) {
   static readonly kind: ToolError.Kind = "not_found"
@@ -39,6 +39,7 @@ export class NotARepository extends Schema.TaggedError<NotARepository>()("NotARe
       "no-git-dir": "there is no .git there",
       "git-dir-outside": "its .git points to a directory outside the workspace, which git tools do not read",
       "store-outside": `its ${this.part ?? ".git"} leads outside the workspace (a symbolic link or objects/info/alternates naming another repository), and git tools read no object, ref or index outside it; remove the link or alternate (or clone the repository with its own objects)`,
+      "not-a-file": `its ${this.part ?? ".git"} is not a regular file (a FIFO, socket or device), which git would wait on for ever; remove it (git writes its files as regular files)`,
       unreadable: "its .git could not be read as a repository"
     }
     return `No git repository at ${this.path}: ${why[this.reason]}. Git tools read the repository at the workspace root (or the sub-directory given as \`repository\`) and never search parent directories or create one. Check the path with file.list.`
@@ -172,7 +173,9 @@ export const GitErrorSchema = Schema.Union([
 
 /**
  * Everything a git tool that takes a revision or a path may fail with: bad
- * input, every git failure, and the workspace's path failures.
+ * input, every git failure, the workspace's path failures, and
+ * `ConcurrentChange` (retryable: the working tree changed under git while a
+ * diff against it ran, so nothing was shown).
  *
  * @category schemas
  * @since 0.1.0
@@ -184,5 +187,6 @@ export const ToolFailure = Schema.Union([
   InvalidRevision,
   PathNotInRepository,
   GitFailed,
+  Workspace.ConcurrentChange,
   ...Workspace.pathErrors
 ])

@@ -2,8 +2,9 @@ import { mkdirSync, utimesSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Glob, List } from "@ugent/tools"
-import { Effect } from "effect"
+import { Effect, Exit } from "effect"
 import fg from "fast-glob"
+import { watched } from "../loop.ts"
 import { withWorkspace } from "../workspace/fixture.ts"
 
 describe("file.glob", () => {
@@ -203,6 +204,47 @@ describe("file.glob", () => {
       })
     )
   )
+
+  describe("depth and size", () => {
+    it.effect("a leaf 300 levels down is found when maxDepth allows it; the default depth says it cut the walk", () =>
+      withWorkspace((fx) =>
+        Effect.gen(function* () {
+          const deep = `${Array.from({ length: 300 }, () => "d").join("/")}/leaf.txt`
+          fx.file(deep, "leaf\n")
+          fx.file("near/leaf.txt", "leaf\n")
+          const cut = yield* Glob.glob.run({ pattern: "**/leaf.txt" })
+          assert.deepStrictEqual(cut.files, ["near/leaf.txt"])
+          assert.isTrue(cut.truncated, "a walk cut by maxDepth must say so")
+          assert.deepStrictEqual(cut.truncatedBy, ["maxDepth"])
+          const all = yield* Glob.glob.run({ pattern: "**/leaf.txt", maxDepth: 300 })
+          assert.deepStrictEqual(all.files, [deep, "near/leaf.txt"])
+          assert.isFalse(all.truncated)
+          assert.isUndefined(all.truncatedBy)
+          // A pattern that cannot match below the cut does not report one.
+          const shallow = yield* Glob.glob.run({ pattern: "near/*.txt", maxDepth: 1 })
+          assert.deepStrictEqual([shallow.files, shallow.truncated], [["near/leaf.txt"], false])
+        })
+      )
+    )
+
+    it.live(
+      "a directory of 100,000 entries holding no match never holds the event loop for long",
+      () =>
+        withWorkspace((fx) =>
+          Effect.gen(function* () {
+            const dir = fx.dir("many")
+            for (let i = 0; i < 100_000; i++) writeFileSync(join(dir, `f${i}.txt`), "")
+            fx.file("a/leaf.txt", "leaf\n")
+            const call = yield* watched(Glob.glob.run({ pattern: "**/leaf.txt" }))
+            // It used to look at every entry without letting anything else run: 1.9 s with nothing else running.
+            assert.isBelow(call.maxPause, 250, `the event loop was held for ${Math.round(call.maxPause)} ms`)
+            const out = Exit.isSuccess(call.exit) ? call.exit.value : assert.fail(String(call.exit))
+            assert.deepStrictEqual(out.files, ["a/leaf.txt"])
+          })
+        ),
+      { timeout: 120_000 }
+    )
+  })
 
   describe("threat 35: the static part of a pattern never walks through a link out of the root", () => {
     const patterns = [

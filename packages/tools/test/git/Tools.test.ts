@@ -148,6 +148,27 @@ describe.skipIf(gate.skip)(`git tools${gate.note}`, () => {
         expect(blame.lines.map((l) => l.text)).toEqual(["unicode name"])
       })
 
+      it("leaves out files whose stat data is stale but whose content is unchanged, and gives their hunks to no other file", async () => {
+        const r = historyRepo()
+        try {
+          // git lists such files in --raw (it does not refresh the index, and must not write it), with no numstat or patch.
+          const future = new Date(Date.now() + 60_000)
+          for (const f of ["README.md", "src/helpers.ts"]) fs.utimesSync(path.join(r.dir, f), future, future)
+          r.write("src/main.ts", `${r.read("src/main.ts")}// dirty\n`)
+          const out = await runWith(r.dir, backend, GitDiff.diff.run({}))
+          expect(
+            out.files.map((f) => [
+              f.path,
+              f.additions,
+              f.hunks.flatMap((h) => h.lines.filter((l) => l.type === "add").map((l) => l.content))
+            ])
+          ).toEqual([["src/main.ts", 1, ["// dirty"]]])
+          expect(out.stats).toEqual({ filesChanged: 1, additions: 1, deletions: 0 })
+        } finally {
+          r.dispose()
+        }
+      })
+
       it("reports files deleted in the working tree", async () => {
         const out = await runWith(working.dir, backend, GitDiff.diff.run({ paths: ["crlf.txt"] }))
         expect(out.files).toMatchObject([{ path: "crlf.txt", status: "deleted", deletions: 3, additions: 0 }])

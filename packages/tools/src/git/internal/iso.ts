@@ -29,6 +29,7 @@ import type {
   ShowQuery,
   StatusQuery
 } from "./model.ts"
+import { regularBytes } from "../../internal/workspace/regular.ts"
 import { GitFailed, InvalidRevision, PathNotInRepository, UnknownRevision } from "../GitError.ts"
 import { Budget, type ChangesAcc } from "./changes.ts"
 import { isoDate, messageOf, shortHash, subjectOf } from "./format.ts"
@@ -50,6 +51,9 @@ import { detectRenames } from "./rename.ts"
 import { parseRevision } from "./revision.ts"
 import { shapeStatus } from "./statusShape.ts"
 import type * as Results from "./results.ts"
+
+/** The largest index read whole: far beyond any real repository's, and bounded. */
+const maxIndexBytes = 1 << 30
 
 const modeString = (mode: number): string => mode.toString(8).padStart(6, "0")
 const kindOf = (mode: string) => (mode === "120000" ? "link" : "file")
@@ -222,7 +226,8 @@ export const makeIsomorphic = (): GitBackendShape => {
 
   const unmergedPaths = async (store: RepoStore): Promise<Set<string>> => {
     const file = path.join(store.repo.gitDir, "index")
-    const bytes = await fsp.readFile(file).catch(() => undefined)
+    // Read without blocking: a FIFO planted as the index is not a file (the store check refuses it first).
+    const bytes = regularBytes(file, { maxBytes: maxIndexBytes, root: store.repo.root })
     const out = new Set<string>()
     if (bytes === undefined || bytes.length < 12) return out
     // A quick scan of the entry flags: stage bits (12-13) of each entry of a version 2/3 index.

@@ -7,6 +7,7 @@
  * @internal
  */
 import type { Effect } from "effect"
+import type { ConcurrentChange } from "../../internal/workspace/errors.ts"
 import type { GitFailed, InvalidRevision, PathNotInRepository, UnknownRevision } from "../GitError.ts"
 import type { BlameOutput, DiffOutput, LogOutput, ShowOutput, StatusOutput } from "./results.ts"
 
@@ -131,7 +132,8 @@ export interface GitBackendShape {
   readonly kind: "native" | "isomorphic"
   readonly status: (repo: Repository, query: StatusQuery) => Effect.Effect<StatusOutput, GitFailed>
   readonly log: (repo: Repository, query: LogQuery) => Effect.Effect<LogOutput, RevisionError>
-  readonly diff: (repo: Repository, query: DiffQuery) => Effect.Effect<DiffOutput, RevisionError>
+  /** Fails with `ConcurrentChange` when the working tree changed under git in a way that could show what is not there. */
+  readonly diff: (repo: Repository, query: DiffQuery) => Effect.Effect<DiffOutput, RevisionError | ConcurrentChange>
   readonly blame: (
     repo: Repository,
     query: BlameQuery

@@ -28,6 +28,7 @@
  * @internal
  */
 import { spawn } from "node:child_process"
+import { closeSync, constants, existsSync, openSync, readlinkSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { Effect, Option, Stream } from "effect"
@@ -43,13 +44,16 @@ import type {
   ShowQuery,
   StatusQuery
 } from "./model.ts"
+import type { ConcurrentChange } from "../../internal/workspace/errors.ts"
 import { GitFailed, PathNotInRepository, UnknownRevision } from "../GitError.ts"
 import { Budget, ChangesAcc } from "./changes.ts"
+import { confirmDiff, confirmUntracked } from "./confirm.ts"
 import { diffParser, LOG_FORMAT, type LogRecord, logParser, parseBlame, parseStatus } from "./nativeParse.ts"
 import { EMPTY_TREE, parseRevision } from "./revision.ts"
 import { makeShadows, type Shadow } from "./shadow.ts"
 import { shapeStatus } from "./statusShape.ts"
 import { Tokenizer, text } from "./tokens.ts"
+import { irregularFile } from "./worktree.ts"
 import type * as Results from "./results.ts"
 
 /** What every `git log` here starts with: machine-readable records, and no external diff, textconv or signature program. */
@@ -120,7 +124,13 @@ const overrides: ReadonlyArray<readonly [string, string]> = [
   ["protocol.allow", "never"]
 ]
 
+/**
+ * The environment of a git run whose working directory is the working tree
+ * as opened (see {@link pinned}): the git and object directories are named
+ * relative to it, so git reaches them through that directory, not by its name.
+ */
 const baseEnv = (repo: Repository, shadow: Shadow): Record<string, string> => {
+  const fromTree = (p: string) => path.relative(repo.workTree, p) || "."
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
     HOME: "/nonexistent",
@@ -128,10 +138,10 @@ const baseEnv = (repo: Repository, shadow: Shadow): Record<string, string> => {
     LC_ALL: "C",
     LANG: "C",
     TZ: "UTC",
-    GIT_DIR: repo.gitDir,
+    GIT_DIR: fromTree(repo.gitDir),
     GIT_COMMON_DIR: shadow.commonDir,
-    GIT_OBJECT_DIRECTORY: shadow.objects,
-    GIT_WORK_TREE: repo.workTree,
+    GIT_OBJECT_DIRECTORY: fromTree(shadow.objects),
+    GIT_WORK_TREE: ".",
     GIT_CEILING_DIRECTORIES: path.dirname(repo.workTree),
     GIT_CONFIG_NOSYSTEM: "1",
     GIT_CONFIG_GLOBAL: "/dev/null",
@@ -226,6 +236,54 @@ export const gitAvailable: Effect.Effect<boolean, never, ChildProcessSpawner.Chi
     return Option.isSome(code) && code.value === 0
   }
 )
+
+const procFd = existsSync("/proc/self/fd")
+
+const replaced = (operation: string) =>
+  new GitFailed({
+    operation,
+    detail:
+      "the repository's directory was replaced while it was read (moved, or swapped for a link); try again once nothing else is moving it"
+  })
+
+/**
+ * The working tree as opened, for git's working directory (threat 44): the
+ * directory is opened (`O_DIRECTORY | O_NOFOLLOW`), its descriptor checked to
+ * be the checked path, and git is started in `/proc/self/fd/<fd>` (the child
+ * changes into it before it runs git, while it still holds the descriptor),
+ * so a working tree swapped for a link to another repository after the
+ * checks is not the one git reads. Elsewhere, the checked path.
+ */
+const pinned = <A, E>(
+  repo: Repository,
+  operation: string,
+  use: (cwd: string) => Effect.Effect<A, E>
+): Effect.Effect<A, E | GitFailed> => {
+  if (!procFd) return use(repo.workTree)
+  return Effect.acquireUseRelease(
+    Effect.suspend(() => {
+      let fd: number
+      try {
+        fd = openSync(repo.workTree, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW)
+      } catch {
+        return Effect.fail(replaced(operation))
+      }
+      let here: string | undefined
+      try {
+        here = readlinkSync(`/proc/self/fd/${fd}`)
+      } catch {
+        here = undefined
+      }
+      if (here !== repo.workTree) {
+        closeSync(fd)
+        return Effect.fail(replaced(operation))
+      }
+      return Effect.succeed(fd)
+    }),
+    (fd) => use(`/proc/self/fd/${fd}`),
+    (fd) => Effect.sync(() => closeSync(fd))
+  )
+}
 
 /** Runs git to its end: its exit code, its whole stdout (or nothing, when a parser is fed), the head of stderr. */
 export type Exec = (
@@ -364,7 +422,7 @@ export const makeNative = (exec: Exec): Effect.Effect<GitBackendShape> =>
       stdin?: Uint8Array
     ): Effect.Effect<Run, GitFailed> =>
       Effect.flatMap(shadowOf(repo), (shadow) =>
-        exec(args, { env: baseEnv(repo, shadow), cwd: repo.workTree, stdin, onChunk })
+        pinned(repo, args[0] ?? "", (cwd) => exec(args, { env: baseEnv(repo, shadow), cwd, stdin, onChunk }))
       )
 
     const failed = (op: string, run: Run) => new GitFailed({ operation: op, detail: reasonOf(run.stderr, run.code) })
@@ -494,7 +552,9 @@ export const makeNative = (exec: Exec): Effect.Effect<GitBackendShape> =>
           "--no-ahead-behind"
         ])
         if (run.code !== 0) return yield* failed("status", run)
-        return shapeStatus(parseStatus(run.stdout), query.limit)
+        const lists = parseStatus(run.stdout)
+        // Names git listed from the working tree count only if they are there below it (threat 44).
+        return shapeStatus({ ...lists, untracked: confirmUntracked(repo.workTree, lists.untracked) }, query.limit)
       })
 
     const log = (repo: Repository, query: LogQuery): Effect.Effect<Results.LogOutput, RevisionError> =>
@@ -555,7 +615,21 @@ export const makeNative = (exec: Exec): Effect.Effect<GitBackendShape> =>
         return acc.toJSON()
       })
 
-    const diff = (repo: Repository, query: DiffQuery): Effect.Effect<Results.DiffOutput, RevisionError> =>
+    /** A diff against the working tree shows only lines found in the working tree below the root (threat 44). */
+    const confirmed = (
+      repo: Repository,
+      query: DiffQuery,
+      changes: Results.Changes
+    ): Effect.Effect<Results.Changes, ConcurrentChange> => {
+      if (query.staged || query.compare !== undefined) return Effect.succeed(changes)
+      const problem = confirmDiff(repo.workTree, changes, query.ignoreWhitespace)
+      return problem === undefined ? Effect.succeed(changes) : Effect.fail(problem)
+    }
+
+    const diff = (
+      repo: Repository,
+      query: DiffQuery
+    ): Effect.Effect<Results.DiffOutput, RevisionError | ConcurrentChange> =>
       Effect.gen(function* () {
         const wanted = [query.base ?? "HEAD", ...(query.compare === undefined ? [] : [query.compare])]
         for (const rev of wanted) yield* parseRevision(rev)
@@ -566,7 +640,7 @@ export const makeNative = (exec: Exec): Effect.Effect<GitBackendShape> =>
           return {
             base: query.base ?? "HEAD",
             compare: query.compare ?? (query.staged ? "index" : "working tree"),
-            ...changes.success
+            ...(yield* confirmed(repo, query, changes.success))
           }
         }
         // Slow path: an unborn HEAD compares with the empty tree; anything else is classified.
@@ -583,7 +657,7 @@ export const makeNative = (exec: Exec): Effect.Effect<GitBackendShape> =>
         return {
           base: base === undefined ? null : (query.base ?? "HEAD"),
           compare: query.compare ?? (query.staged ? "index" : "working tree"),
-          ...result
+          ...(yield* confirmed(repo, query, result))
         }
       })
 
@@ -674,5 +748,31 @@ export const makeNative = (exec: Exec): Effect.Effect<GitBackendShape> =>
         return { commit, diff }
       })
 
-    return { kind: "native", status, log, diff, blame, show } satisfies GitBackendShape
+    // The isomorphic backend, made on first need, for a working tree git would block in (see `worktree.ts`).
+    let isomorphic: Promise<GitBackendShape> | undefined
+    const fallback = Effect.promise(() => {
+      isomorphic ??= import("./iso.ts").then((iso) => iso.makeIsomorphic())
+      return isomorphic
+    })
+    /** Runs `op`, unless the working tree holds a FIFO git would open by name: then the isomorphic backend's. */
+    const unblocked =
+      <Q, A, E>(
+        op: (repo: Repository, query: Q) => Effect.Effect<A, E>,
+        other: (backend: GitBackendShape) => (repo: Repository, query: Q) => Effect.Effect<A, E>
+      ) =>
+      (repo: Repository, query: Q): Effect.Effect<A, E> =>
+        Effect.suspend(() =>
+          irregularFile(repo.workTree) === undefined
+            ? op(repo, query)
+            : Effect.flatMap(fallback, (backend) => other(backend)(repo, query))
+        )
+
+    return {
+      kind: "native",
+      status: unblocked(status, (b) => b.status),
+      log: unblocked(log, (b) => b.log),
+      diff: unblocked(diff, (b) => b.diff),
+      blame: unblocked(blame, (b) => b.blame),
+      show: unblocked(show, (b) => b.show)
+    } satisfies GitBackendShape
   })

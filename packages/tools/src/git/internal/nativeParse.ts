@@ -3,13 +3,14 @@
  * `--porcelain=v2 -z`, log records in a `--format` of unit and record
  * separators followed by `--raw`/`--numstat` entries (`-z`) and the patch,
  * and blame `--porcelain`. Paths always come from the NUL-separated
- * sections, never from the quoted patch headers; patch sections are matched
- * to the raw entries by order, and hunk lines are read by the counts of their
+ * sections, never from the quoted patch headers; numstat records are
+ * matched to the raw entries by path, patch sections to the files with a
+ * numstat record by order, and hunk lines are read by the counts of their
  * `@@` header, so no content can be mistaken for structure.
  *
  * @internal
  */
-import { admitHunk, type Budget, type ChangesAcc, type FileAcc, HunkAcc } from "./changes.ts"
+import { admitHunk, type Budget, type ChangesAcc, type FileAcc, type FileHeader, HunkAcc } from "./changes.ts"
 import { isoDate, messageOf, offsetOf, shortHash, subjectOf, ZERO_HASH } from "./format.ts"
 import { type Got, LF, NUL, type Parser, PEEK, text, type Want } from "./tokens.ts"
 import type * as Results from "./results.ts"
@@ -41,6 +42,15 @@ interface Slot {
   sections: number
 }
 
+/** A `--raw` entry waiting for its `--numstat` record. */
+interface Entry {
+  readonly header: FileHeader
+  readonly sections: number
+  /** A combined entry (`::`, an unmerged path in the working tree), which has no numstat record of its own. */
+  readonly combined: boolean
+  numstat: { readonly binary: boolean; readonly additions: number; readonly deletions: number } | undefined
+}
+
 /** What follows the entries of one diff. */
 type After = { readonly kind: "end" } | { readonly kind: "header"; readonly token: Uint8Array }
 
@@ -53,20 +63,51 @@ const startsWith = (bytes: Uint8Array, prefix: string): boolean => {
 const isDigit = (b: number | undefined) => b !== undefined && b >= 48 && b <= 57
 
 /**
+ * The files of one diff, in git's order, with their statistics; and the slots
+ * its patch sections fill, in order. A `--numstat` record is matched to its
+ * `--raw` entry by path: git lists a file whose stat data is stale but whose
+ * content is unchanged in `--raw` (it did not refresh the index, and must not
+ * write it), with no numstat record and no patch; such a file did not change
+ * and is left out, so no later file's numbers or hunks are given to it.
+ */
+const settle = (acc: ChangesAcc, entries: ReadonlyArray<Entry>): Array<Slot> => {
+  const slots: Array<Slot> = []
+  for (const entry of entries) {
+    if (entry.numstat === undefined && !entry.combined) continue
+    const file = acc.add(entry.header)
+    if (entry.numstat === undefined) continue
+    if (entry.numstat.binary) file.binary = true
+    else {
+      file.additions = entry.numstat.additions
+      file.deletions = entry.numstat.deletions
+    }
+    slots.push({ file, sections: entry.sections })
+  }
+  return slots
+}
+
+/**
  * Reads the `--raw` and `--numstat` entries of one diff and, when `-p` was
  * given, its patch, into `acc`. Starts with the first token after a commit
  * header (or at the beginning of a `git diff` output).
  */
 export function* readDiff(acc: ChangesAcc, budget: Budget, first: Got): Generator<Want, After, Got> {
-  const slots: Array<Slot> = []
-  let numIndex = 0
+  const entries: Array<Entry> = []
+  /** Raw entries not yet given a numstat record, by path (a path can appear once per diff). */
+  const waiting = new Map<string, Entry>()
   let tok = first
   for (;;) {
-    if (tok === null || typeof tok === "number") return { kind: "end" }
+    if (tok === null || typeof tok === "number") {
+      settle(acc, entries)
+      return { kind: "end" }
+    }
     let t = tok
     if (t[0] === LF) t = t.subarray(1)
     if (t.length === 0) break // the empty token between the entries and the patch
-    if (t[0] === RS) return { kind: "header", token: t }
+    if (t[0] === RS) {
+      settle(acc, entries)
+      return { kind: "header", token: t }
+    }
     if (t[0] === 0x3a) {
       // ":<old mode> <new mode> <old oid> <new oid> <status>"
       const fields = text(t.subarray(1)).split(" ")
@@ -80,36 +121,45 @@ export function* readDiff(acc: ChangesAcc, budget: Budget, first: Got): Generato
         oldPath = first
         path = p2 instanceof Uint8Array ? text(p2) : ""
       }
-      const file = acc.add({
-        status: letter === "C" ? "added" : statusOf(letter),
-        path,
-        oldPath: letter === "R" ? oldPath : undefined,
-        oldMode: fields[0] ?? "000000",
-        newMode: fields[1] ?? "000000"
-      })
-      slots.push({ file, sections: letter === "T" ? 2 : 1 })
+      const entry: Entry = {
+        header: {
+          status: letter === "C" ? "added" : statusOf(letter),
+          path,
+          oldPath: letter === "R" ? oldPath : undefined,
+          oldMode: fields[0] ?? "000000",
+          newMode: fields[1] ?? "000000"
+        },
+        sections: letter === "T" ? 2 : 1,
+        combined: t[1] === 0x3a,
+        numstat: undefined
+      }
+      entries.push(entry)
+      if (!waiting.has(path)) waiting.set(path, entry)
     } else if (isDigit(t[0]) || t[0] === 0x2d) {
+      // "<added>\t<deleted>\t<path>", or for a rename or copy "<added>\t<deleted>\t" NUL <old> NUL <new>
       const s = text(t)
       const tab1 = s.indexOf("\t")
       const tab2 = s.indexOf("\t", tab1 + 1)
+      let path = s.slice(tab2 + 1)
       if (tab2 === s.length - 1) {
         yield NUL
-        yield NUL
+        const p2 = yield NUL
+        path = p2 instanceof Uint8Array ? text(p2) : ""
       }
-      const slot = slots[numIndex++]
-      if (slot !== undefined) {
+      const entry = waiting.get(path)
+      if (entry !== undefined) {
+        waiting.delete(path)
         const a = s.slice(0, tab1)
         const d = s.slice(tab1 + 1, tab2)
-        if (a === "-" || d === "-") slot.file.binary = true
-        else {
-          slot.file.additions = Number(a)
-          slot.file.deletions = Number(d)
-        }
+        entry.numstat =
+          a === "-" || d === "-"
+            ? { binary: true, additions: 0, deletions: 0 }
+            : { binary: false, additions: Number(a), deletions: Number(d) }
       }
     }
     tok = yield NUL
   }
-  return yield* readPatch(slots, budget)
+  return yield* readPatch(settle(acc, entries), budget)
 }
 
 const HUNK = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/

@@ -21,6 +21,7 @@ import { FileSystem } from "isomorphic-git/models"
 import type { Repository } from "./model.ts"
 import { UnknownRevision } from "../GitError.ts"
 import { Mailmap } from "./format.ts"
+import { regularBytes } from "../../internal/workspace/regular.ts"
 import { jailedFs } from "./jailedFs.ts"
 import { Lru } from "./lru.ts"
 import { isHex, type ParsedRevision } from "./revision.ts"
@@ -115,6 +116,9 @@ export class MissingObject extends Error {
   }
 }
 
+/** The largest `packed-refs` read: far beyond any real repository's, and bounded. */
+const maxPackedRefs = 1 << 30
+
 const statSignature = async (files: ReadonlyArray<string>): Promise<string> => {
   const parts = await Promise.all(
     files.map((f) =>
@@ -155,7 +159,7 @@ export class RepoStore {
 
   constructor(repo: Repository) {
     this.repo = repo
-    this.fs = new FileSystem(jailedFs(repo.root, [repo.gitDir, repo.commonDir])) as unknown as git.FsClient
+    this.fs = new FileSystem(jailedFs(repo.root)) as unknown as git.FsClient
   }
 
   /** Renews isomorphic-git's cache if HEAD, refs, packs or the index changed. */
@@ -238,10 +242,15 @@ export class RepoStore {
   // refs
   // -------------------------------------------------------------------------
 
+  /** A small file of the git directory, read without blocking (threat 45); `undefined` unless a regular file. */
+  private gitFile(file: string, maxBytes: number): string | undefined {
+    return regularBytes(file, { maxBytes, root: this.repo.root })?.toString("utf8")
+  }
+
   private async packedRefs(): Promise<Map<string, string>> {
     if (this.packed !== undefined) return this.packed
     const map = new Map<string, string>()
-    const content = await fsp.readFile(path.join(this.repo.commonDir, "packed-refs"), "utf8").catch(() => "")
+    const content = this.gitFile(path.join(this.repo.commonDir, "packed-refs"), maxPackedRefs) ?? ""
     for (const line of content.split("\n")) {
       const m = /^([0-9a-f]{40}) (.+)$/.exec(line)
       if (m !== null) map.set(m[2]!, m[1]!)
@@ -256,7 +265,7 @@ export class RepoStore {
     const perWorktree =
       !name.startsWith("refs/") || name.startsWith("refs/bisect/") || name.startsWith("refs/worktree/")
     const base = perWorktree ? this.repo.gitDir : this.repo.commonDir
-    const content = await fsp.readFile(path.join(base, name), "utf8").catch(() => undefined)
+    const content = this.gitFile(path.join(base, name), 4096)
     if (content !== undefined) {
       const v = content.trim()
       if (v.startsWith("ref: ")) return this.readRef(v.slice(5).trim(), depth + 1)
@@ -268,7 +277,7 @@ export class RepoStore {
 
   /** HEAD: the branch it names (full ref) and its commit. */
   async head(): Promise<{ readonly ref: string | undefined; readonly oid: string | undefined }> {
-    const content = (await fsp.readFile(path.join(this.repo.gitDir, "HEAD"), "utf8").catch(() => "")).trim()
+    const content = (this.gitFile(path.join(this.repo.gitDir, "HEAD"), 4096) ?? "").trim()
     if (content.startsWith("ref: ")) {
       const ref = content.slice(5).trim()
       return { ref, oid: await this.readRef(ref) }
@@ -382,8 +391,9 @@ export class RepoStore {
     const file = path.join(this.repo.workTree, ".mailmap")
     const signature = await statSignature([file])
     if (this.mailmapState?.signature === signature) return this.mailmapState.map
-    const st = await fsp.lstat(file).catch(() => undefined)
-    const content = st?.isFile() === true ? await fsp.readFile(file, "utf8").catch(() => "") : ""
+    // A link is not read (as git does), a FIFO cannot block, and the file must be inside the root.
+    const content =
+      regularBytes(file, { maxBytes: 1 << 20, root: this.repo.root, follow: false })?.toString("utf8") ?? ""
     const map = content === "" ? Mailmap.empty : Mailmap.parse(content)
     this.mailmapState = { signature, map }
     return map

@@ -5,7 +5,9 @@
  * or the working tree itself when no root is given) before it is read: the
  * `.git` entry, the git directory, its `commondir` file and the common
  * directory must all lie inside, links resolved, so a `.git` file or link
- * pointing elsewhere is refused without reading what it points to.
+ * pointing elsewhere is refused without reading what it points to. Files are
+ * read without blocking (threat 45): a FIFO planted as `commondir` is
+ * refused (`not-a-file`) instead of freezing the thread.
  *
  * @internal
  */
@@ -13,6 +15,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { Effect, Option } from "effect"
 import { isInside } from "../../internal/workspace/paths.ts"
+import { readRegularSync } from "../../internal/workspace/regular.ts"
 import type { Repository } from "./model.ts"
 import { NotARepository } from "../GitError.ts"
 
@@ -26,18 +29,8 @@ const attempt = <A>(f: () => A): Option.Option<A> => {
   }
 }
 
-/** The first bytes of a small file (a `.git` file, `commondir`). */
-const head = (file: string) =>
-  attempt(() => {
-    const fd = fs.openSync(file, "r")
-    try {
-      const buffer = Buffer.alloc(4096)
-      const bytesRead = fs.readSync(fd, buffer, 0, buffer.length, 0)
-      return buffer.subarray(0, bytesRead).toString("utf8")
-    } finally {
-      fs.closeSync(fd)
-    }
-  })
+/** A small file (a `.git` file, `commondir`), read without blocking; a FIFO or device there is `NotAFile`. */
+const head = (file: string, jail: string) => readRegularSync(file, { maxBytes: 4096, root: jail })
 
 export const openRepository = (dir: string, root?: string): Effect.Effect<Repository, NotARepository> =>
   Effect.gen(function* () {
@@ -61,8 +54,10 @@ export const openRepository = (dir: string, root?: string): Effect.Effect<Reposi
     const kind = attempt(() => fs.statSync(realDotGit))
     let gitDirPath: string
     if (kind._tag === "Some" && kind.value.isFile()) {
-      const content = head(realDotGit)
-      const m = content._tag === "Some" ? /^gitdir: (.+)$/m.exec(content.value) : null
+      const content = head(realDotGit, jail)
+      if (content._tag === "NotAFile")
+        return yield* new NotARepository({ path: shown, reason: "not-a-file", part: ".git" })
+      const m = content._tag === "Bytes" ? /^gitdir: (.+)$/m.exec(content.bytes.toString("utf8")) : null
       if (m === null) return yield* new NotARepository({ path: shown, reason: "unreadable" })
       gitDirPath = path.resolve(workTree.value, m[1]!.trim())
     } else gitDirPath = realDotGit
@@ -71,9 +66,16 @@ export const openRepository = (dir: string, root?: string): Effect.Effect<Reposi
     const hasCommondir = attempt(() => fs.lstatSync(commondirFile))
     let commonDir = gitDir
     if (hasCommondir._tag === "Some") {
-      const common = head(yield* inside(commondirFile))
-      if (common._tag === "None") return yield* new NotARepository({ path: shown, reason: "unreadable" })
-      commonDir = yield* inside(path.resolve(gitDir, common.value.trim()))
+      const common = head(yield* inside(commondirFile), jail)
+      if (common._tag === "NotAFile") {
+        return yield* new NotARepository({
+          path: shown,
+          reason: "not-a-file",
+          part: path.relative(workTree.value, commondirFile)
+        })
+      }
+      if (common._tag !== "Bytes") return yield* new NotARepository({ path: shown, reason: "unreadable" })
+      commonDir = yield* inside(path.resolve(gitDir, common.bytes.toString("utf8").trim()))
     }
     const headFile = attempt(() => fs.statSync(path.join(gitDir, "HEAD")))
     const objects = attempt(() => fs.statSync(path.join(commonDir, "objects")))

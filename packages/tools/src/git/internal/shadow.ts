@@ -4,8 +4,10 @@
  * (`$GIT_COMMON_DIR/config`), so each repository gets a private "shadow"
  * common directory (mode 0700, under the system's temporary directory) whose
  * `config` ugent writes, and whose `refs`, `packed-refs`, `shallow`, `info`
- * (and `reftable`) are links to the repository's own; objects come through
- * `GIT_OBJECT_DIRECTORY`, HEAD and the index from the real `GIT_DIR`.
+ * (and `reftable`) are links to the repository's own, named through git's
+ * working directory (`/proc/self/cwd/.git/refs`: git runs in the working
+ * tree as opened); objects come through `GIT_OBJECT_DIRECTORY`, HEAD and the
+ * index from the real `GIT_DIR`.
  *
  * The shadow `config` holds only the keys that change how a repository is
  * read (its format and extensions, file modes, links, case, line endings,
@@ -33,15 +35,17 @@
  * @internal
  */
 import { randomBytes } from "node:crypto"
-import { rmSync, statSync } from "node:fs"
+import { existsSync, rmSync, statSync } from "node:fs"
 import * as fsp from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { Effect } from "effect"
-import { isInside } from "../../internal/workspace/paths.ts"
+import { readRegularSync } from "../../internal/workspace/regular.ts"
 import type { Repository } from "./model.ts"
 import { GitFailed } from "../GitError.ts"
 import { text } from "./tokens.ts"
+
+const procFd = existsSync("/proc/self/fd")
 
 /** Keys copied from the repository's config (lower case, as git prints them); `extensions.*` is handled apart. */
 const copied = new Set([
@@ -152,24 +156,10 @@ export const makeShadows = (parse: (config: Uint8Array) => Effect.Effect<Uint8Ar
       const signature = `${repo.commonDir}|${statSignature(configFile)}`
       const hit = cache.get(repo.gitDir)
       if (hit !== undefined && hit.signature === signature) return hit.shadow
-      const realConfig = yield* Effect.promise(() => fsp.realpath(configFile).catch(() => undefined))
-      if (realConfig !== undefined && !isInside(repo.root, realConfig)) return yield* unreadable
-      const bytes =
-        realConfig === undefined
-          ? new Uint8Array(0)
-          : yield* Effect.tryPromise({
-              try: async () => {
-                const handle = await fsp.open(realConfig, "r")
-                try {
-                  const st = await handle.stat()
-                  if (!st.isFile() || st.size > maxConfigBytes) throw new Error("not a config file")
-                  return new Uint8Array(await handle.readFile())
-                } finally {
-                  await handle.close()
-                }
-              },
-              catch: () => unreadable
-            })
+      // Read without blocking, on this thread: a FIFO planted as the config once pinned a pool thread for ever.
+      const read = readRegularSync(configFile, { maxBytes: maxConfigBytes, root: repo.root })
+      if (read._tag !== "Bytes" && read._tag !== "Missing") return yield* unreadable
+      const bytes = read._tag === "Bytes" ? new Uint8Array(read.bytes) : new Uint8Array(0)
       const listed = bytes.length === 0 ? new Uint8Array(0) : yield* parse(bytes)
       const kept = parseConfigList(listed).filter(([key]) => isCopied(key))
       const objects = yield* Effect.promise(() =>
@@ -182,8 +172,13 @@ export const makeShadows = (parse: (config: Uint8Array) => Effect.Effect<Uint8Ar
           made.add(dir)
           registerCleanup()
           await fsp.writeFile(path.join(dir, "config"), shadowConfig(kept), { mode: 0o600, flag: "wx" })
+          // git runs in the working tree as opened (see `native.ts`): through its own working directory the links
+          // reach that repository's refs, not whatever its path names by the time git reads them (threat 44).
+          const base = procFd
+            ? path.join("/proc/self/cwd", path.relative(repo.workTree, repo.commonDir))
+            : repo.commonDir
           for (const name of ["refs", "packed-refs", "shallow", "info", "reftable"]) {
-            await fsp.symlink(path.join(repo.commonDir, name), path.join(dir, name))
+            await fsp.symlink(path.join(base, name), path.join(dir, name))
           }
           return dir
         },

@@ -10,29 +10,51 @@
  * `store-outside`, naming the part), so another repository's history never
  * shows through links, alternates or a planted `commondir`.
  *
+ * **Nothing there can block git or us (threat 45).** Every entry met (the
+ * git and common directories, `info`, the `refs` tree, the object store's
+ * directories) must be a regular file or a directory, or a link to one
+ * inside; a FIFO, socket or device is refused (`not-a-file`, naming it)
+ * before git runs, since git opens its files with a blocking `open`.
+ * `alternates` is read without blocking. The directories git reads refs and
+ * its top-level files from are checked on every call (one `lstat` each when
+ * unchanged); the object store's fan-out directories as described below.
+ *
  * The git environment does the rest: `GIT_ALTERNATE_OBJECT_DIRECTORIES`,
  * `GIT_OBJECT_DIRECTORY` and the like never reach git (its environment is
  * built from scratch), and replace refs are off (`GIT_NO_REPLACE_OBJECTS`).
  *
  * @internal
  */
-import { type Dirent, lstatSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs"
+import { type Dirent, lstatSync, readdirSync, realpathSync, statSync } from "node:fs"
 import * as path from "node:path"
 import { Effect } from "effect"
 import { isInside } from "../../internal/workspace/paths.ts"
+import { readRegularSync } from "../../internal/workspace/regular.ts"
 import type { Repository } from "./model.ts"
 import { NotARepository } from "../GitError.ts"
 
-/** Why a repository is refused, or nothing. */
-type Problem = string | undefined
+/** Why a repository is refused, or nothing: a part that leads outside, or a part git would block on. */
+type Problem = { readonly reason: "store-outside" | "not-a-file"; readonly part: string } | undefined
 
 // The scan runs on every call, so it uses the synchronous calls: a few hundred of them cost well under a
-// millisecond, where the asynchronous ones would each pay a trip through the thread pool.
+// millisecond, where the asynchronous ones would each pay a trip through the thread pool. None of them opens
+// a file but `readRegularSync`, which cannot block.
 const realpathOf = (p: string): string | undefined => {
   try {
     return realpathSync(p)
   } catch {
     return undefined
+  }
+}
+
+/** Whether a real path names a regular file or a directory (what git may open without blocking on it). */
+const fileOrDirectory = (real: string): boolean => {
+  try {
+    const st = statSync(real)
+    return st.isFile() || st.isDirectory()
+  } catch {
+    // Gone since: nothing git could block on.
+    return true
   }
 }
 
@@ -44,7 +66,7 @@ const entriesOf = (dir: string): ReadonlyArray<Dirent> => {
   }
 }
 
-/** A directory's identity and last change: a link added to it changes its modification time. */
+/** A directory's identity and last change: a link or FIFO added to it changes its modification time. */
 const signatureOf = (dir: string): string | undefined => {
   try {
     const st = lstatSync(dir)
@@ -54,69 +76,111 @@ const signatureOf = (dir: string): string | undefined => {
   }
 }
 
-/** Directories whose entries were found free of links leading out, by their signature when checked. */
-const clean = new Map<string, string>()
+/** Directories whose entries were found sound, by their signature when checked, with their sub-directories. */
+const sound = new Map<string, { readonly signature: string; readonly subdirs: ReadonlyArray<string> }>()
 
 /** At most this many alternates are followed, as git does. */
 const maxAlternateDepth = 5
 
-const checkRepository = (repo: Repository, shown: (p: string) => string): Problem => {
-  const { root, gitDir, commonDir } = repo
-  /** `p`, if it names something, must resolve inside the root (missing or dangling: nothing to read). */
+/** Checks a directory's entries (and, with `deep`, its sub-directories'), as git would meet them. */
+const makeChecks = (root: string, shown: (p: string) => string) => {
+  /** `p`, if it names something, must resolve inside the root, to a regular file or a directory. */
   const mustBeInside = (p: string): Problem => {
     const real = realpathOf(p)
-    return real === undefined || isInside(root, real) ? undefined : shown(p)
+    if (real === undefined) return undefined
+    if (!isInside(root, real)) return { reason: "store-outside", part: shown(p) }
+    return fileOrDirectory(real) ? undefined : { reason: "not-a-file", part: shown(p) }
   }
-  /** Every link among the entries of `dir` must resolve inside; a directory unchanged since it passed is skipped. */
-  const linksInside = (dir: string): Problem => {
+  /**
+   * Every entry of `dir` must be a regular file or a directory, or a link
+   * that resolves inside to one; a directory unchanged since it passed is
+   * not read again.
+   */
+  const entriesSound = (dir: string, deep: boolean): Problem => {
     const signature = signatureOf(dir)
     if (signature === undefined) return undefined
     const key = `${root}\0${dir}`
-    if (clean.get(key) === signature) return undefined
-    for (const e of entriesOf(dir)) {
-      if (!e.isSymbolicLink()) continue
-      const problem = mustBeInside(path.join(dir, e.name))
-      if (problem !== undefined) return problem
+    const seen = sound.get(key)
+    let subdirs: ReadonlyArray<string>
+    if (seen?.signature === signature) subdirs = seen.subdirs
+    else {
+      const found: Array<string> = []
+      for (const e of entriesOf(dir)) {
+        const at = path.join(dir, e.name)
+        if (e.isSymbolicLink()) {
+          const problem = mustBeInside(at)
+          if (problem !== undefined) return problem
+        } else if (e.isDirectory()) found.push(at)
+        else if (!e.isFile()) return { reason: "not-a-file", part: shown(at) }
+      }
+      subdirs = found
+      if (sound.size > 100_000) sound.clear()
+      sound.set(key, { signature, subdirs })
     }
-    if (clean.size > 100_000) clean.clear()
-    clean.set(key, signature)
+    if (deep) {
+      for (const sub of subdirs) {
+        const problem = entriesSound(sub, true)
+        if (problem !== undefined) return problem
+      }
+    }
     return undefined
   }
+  return { mustBeInside, entriesSound }
+}
+
+/**
+ * The parts of a git directory checked on every call (a directory unchanged
+ * since it passed costs one `lstat`): the entries of the git and common
+ * directories (HEAD, the index, config, packed-refs, commondir, …), `info`,
+ * and the whole `refs` tree, none of which may be a FIFO, socket or device
+ * or lead outside through a link.
+ */
+const checkEveryCall = (repo: Repository, shown: (p: string) => string): Problem => {
+  const { entriesSound } = makeChecks(repo.root, shown)
+  for (const dir of new Set([repo.gitDir, repo.commonDir])) {
+    const problem = entriesSound(dir, false) ?? entriesSound(path.join(dir, "info"), false)
+    if (problem !== undefined) return problem
+  }
+  return entriesSound(path.join(repo.commonDir, "refs"), true)
+}
+
+const checkRepository = (repo: Repository, shown: (p: string) => string): Problem => {
+  const { root, gitDir, commonDir } = repo
+  const { mustBeInside, entriesSound } = makeChecks(root, shown)
   const objectStore = (objects: string, depth: number): Problem => {
     const own = mustBeInside(objects)
     if (own !== undefined) return own
     const realObjects = realpathOf(objects)
     if (realObjects === undefined) return undefined
-    const top = linksInside(objects)
+    const top = entriesSound(objects, false)
     if (top !== undefined) return top
-    // Fan-out directories, packs, info and the commit graphs: a link among their entries must stay inside.
+    // Fan-out directories, packs, info and the commit graphs: every entry a file or directory, links inside.
     for (const e of entriesOf(objects)) {
       if (!e.isDirectory()) continue
-      const problem = linksInside(path.join(objects, e.name))
+      const problem = entriesSound(path.join(objects, e.name), false)
       if (problem !== undefined) return problem
     }
-    const graphs = linksInside(path.join(objects, "info", "commit-graphs"))
+    const graphs = entriesSound(path.join(objects, "info", "commit-graphs"), false)
     if (graphs !== undefined) return graphs
     const alternatesFile = path.join(objects, "info", "alternates")
     const real = realpathOf(alternatesFile)
     if (real === undefined) return undefined
-    if (!isInside(root, real)) return shown(alternatesFile)
-    if (depth >= maxAlternateDepth) return shown(alternatesFile)
-    let text = ""
-    try {
-      if (statSync(real).size <= 1 << 20) text = readFileSync(real, "utf8")
-    } catch {
-      text = ""
-    }
+    if (!isInside(root, real)) return { reason: "store-outside", part: shown(alternatesFile) }
+    if (depth >= maxAlternateDepth) return { reason: "store-outside", part: shown(alternatesFile) }
+    // Read without blocking: a FIFO here once froze the event loop.
+    const read = readRegularSync(real, { maxBytes: 1 << 20, root })
+    if (read._tag === "NotAFile") return { reason: "not-a-file", part: shown(alternatesFile) }
+    if (read._tag === "Outside") return { reason: "store-outside", part: shown(alternatesFile) }
+    const text = read._tag === "Bytes" ? read.bytes.toString("utf8") : ""
     for (const raw of text.split("\n")) {
       const line = raw.trim()
       if (line === "" || line.startsWith("#")) continue
       // git unquotes C-style quoted lines; they are not read here, so they are refused.
-      if (line.startsWith('"')) return shown(alternatesFile)
+      if (line.startsWith('"')) return { reason: "store-outside", part: shown(alternatesFile) }
       // A relative alternate is relative to the object directory holding the file.
       const realTarget = realpathOf(path.resolve(realObjects, line))
       if (realTarget === undefined) continue
-      if (!isInside(root, realTarget)) return shown(alternatesFile)
+      if (!isInside(root, realTarget)) return { reason: "store-outside", part: shown(alternatesFile) }
       const deeper = objectStore(realTarget, depth + 1)
       if (deeper !== undefined) return deeper
     }
@@ -184,19 +248,25 @@ export const checkStore = (repo: Repository, shownAs: string): Effect.Effect<voi
       const top = topSignature(repo)
       const seen = verified.get(key)
       const now = Date.now()
-      if (seen !== undefined && seen.top === top && now - seen.at < rescanMillis) return undefined
-      const problem = checkRepository(repo, (p) => {
+      const shown = (p: string) => {
         const rel = path.relative(repo.workTree, p)
         return rel.startsWith("..") ? path.relative(repo.root, p) : rel
-      })
+      }
+      const always = checkEveryCall(repo, shown)
+      if (always !== undefined) {
+        verified.delete(key)
+        return always
+      }
+      if (seen !== undefined && seen.top === top && now - seen.at < rescanMillis) return undefined
+      const problem = checkRepository(repo, shown)
       if (problem === undefined) {
         if (verified.size > 10_000) verified.clear()
         verified.set(key, { at: now, top })
       } else verified.delete(key)
       return problem
     }),
-    (part) =>
-      part === undefined
+    (problem) =>
+      problem === undefined
         ? Effect.void
-        : Effect.fail(new NotARepository({ path: shownAs, reason: "store-outside", part }))
+        : Effect.fail(new NotARepository({ path: shownAs, reason: problem.reason, part: problem.part }))
   )

@@ -243,9 +243,3 @@ export const matchType = (t: TypeFilter | undefined, name: string, isDir: boolea
   if (t === undefined || isDir) return undefined
   return t.globs.some((g) => g.test(name)) ? "whitelist" : "ignore"
 }
-
-/**
- * Escapes a literal path for use as a glob (backslash before every glob
- * metacharacter and before spaces, which gitignore would otherwise trim).
- */
-export const escapeGlob = (literal: string): string => literal.replace(/[\\*?[\]{}!#\s]/g, "\\$&")

@@ -12,18 +12,32 @@ import { Effect, Stream } from "effect"
 import { InvalidGlob } from "./errors.ts"
 import { GlobSyntax, overrides, typeFilter } from "./glob.ts"
 import type { Backend, Event, Query } from "./query.ts"
-import { contentMatches, countMatches, makeScratch, type ScanSettings } from "./scan.ts"
-import { openFile, ripgrepIgnoreFiles, ripgrepKeeps, type WalkedFile, walk } from "./walk.ts"
+import { contentMatches, countMatches, makeScratch, type ScanSettings, type Scratch } from "./scan.ts"
+import { type OpenFile, openFile, ripgrepIgnoreFiles, ripgrepKeeps, type WalkedFile, walk } from "./walk.ts"
 
 type Step = Event | { readonly _tag: "Tick" }
 
-function* run(query: Query, files: Iterable<WalkedFile>): Generator<Step> {
-  const settings: ScanSettings = {
-    pattern: query.pattern,
-    before: query.before,
-    after: query.after,
-    lineLength: query.lineLength
+/** The results one open file gives a query, in order: its matching lines, or one file or count result. */
+export function* fileResults(query: Query, relative: string, opened: OpenFile, scratch: Scratch): Generator<Event> {
+  if (query.mode === "content") {
+    const settings: ScanSettings = {
+      pattern: query.pattern,
+      before: query.before,
+      after: query.after,
+      lineLength: query.lineLength
+    }
+    for (const match of contentMatches(opened.fd, opened.size, settings, scratch)) {
+      yield { _tag: "Match", path: relative, match }
+    }
+    return
   }
+  const count = countMatches(opened.fd, opened.size, query.pattern, query.mode === "files", scratch)
+  if (count > 0) {
+    yield query.mode === "files" ? { _tag: "File", path: relative } : { _tag: "Count", path: relative, count }
+  }
+}
+
+function* run(query: Query, files: Iterable<WalkedFile>): Generator<Step> {
   const scratch = makeScratch()
   let searched = 0
   let emitted = 0
@@ -32,27 +46,13 @@ function* run(query: Query, files: Iterable<WalkedFile>): Generator<Step> {
     if (opened === undefined) continue
     searched++
     try {
-      if (query.mode === "content") {
-        for (const match of contentMatches(opened.fd, opened.size, settings, scratch)) {
-          if (emitted === query.limit) {
-            yield { _tag: "End", filesSearched: searched, truncated: true }
-            return
-          }
-          emitted++
-          yield { _tag: "Match", path: file.relative, match }
+      for (const event of fileResults(query, file.relative, opened, scratch)) {
+        if (emitted === query.limit) {
+          yield { _tag: "End", filesSearched: searched, truncated: true }
+          return
         }
-      } else {
-        const count = countMatches(opened.fd, opened.size, query.pattern, query.mode === "files", scratch)
-        if (count > 0) {
-          if (emitted === query.limit) {
-            yield { _tag: "End", filesSearched: searched, truncated: true }
-            return
-          }
-          emitted++
-          yield query.mode === "files"
-            ? { _tag: "File", path: file.relative }
-            : { _tag: "Count", path: file.relative, count }
-        }
+        emitted++
+        yield event
       }
     } catch {
       // A read error mid-file (the file shrank, an I/O error): the file is skipped, as ripgrep skips it.
@@ -65,8 +65,14 @@ function* run(query: Query, files: Iterable<WalkedFile>): Generator<Step> {
   yield { _tag: "End", filesSearched: searched, truncated: false }
 }
 
-/** The files a query searches, in ripgrep's order, without reading them. */
-export const filesOf = (query: Query): Effect.Effect<Iterable<WalkedFile>, InvalidGlob> =>
+/**
+ * The files a query searches, in ripgrep's order, without reading them;
+ * `irregular` is told of each ignore file met that is not a regular file.
+ */
+export const filesOf = (
+  query: Query,
+  irregular?: (relative: string) => void
+): Effect.Effect<Iterable<WalkedFile>, InvalidGlob> =>
   Effect.map(
     Effect.try({
       try: () => overrides(query.glob === undefined ? [] : [query.glob]),
@@ -88,7 +94,8 @@ export const filesOf = (query: Query): Effect.Effect<Iterable<WalkedFile>, Inval
             excluded: query.excluded,
             ignoreFiles: ripgrepIgnoreFiles,
             keep: ripgrepKeeps(compiled, query.typeGlobs === undefined ? undefined : typeFilter(query.typeGlobs)),
-            procFd: query.procFd
+            procFd: query.procFd,
+            irregular
           })
   )
 

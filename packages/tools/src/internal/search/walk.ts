@@ -33,9 +33,11 @@
 import {
   closeSync,
   constants,
+  type Dir,
   type Dirent,
   fstatSync,
   lstatSync,
+  opendirSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -89,6 +91,15 @@ export interface WalkOptions {
   readonly sorted?: boolean | undefined
   /** Whether `/proc/self/fd` can name open descriptors (Linux). */
   readonly procFd: boolean
+  /**
+   * Told of each ignore file (of the kinds read, or named in `watched`) met
+   * that is not a regular file: a FIFO, socket, device or link there could
+   * block another program that opens it by name (ripgrep, git); this walk
+   * skips it.
+   */
+  readonly irregular?: ((relative: string) => void) | undefined
+  /** The names `irregular` watches, instead of the ignore files read. */
+  readonly watched?: ReadonlySet<string> | undefined
 }
 
 const dirFlags = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW
@@ -135,7 +146,7 @@ export const openFile = (real: string, procFd: boolean): OpenFile | undefined =>
   })
 }
 
-interface Level {
+export interface Level {
   /** The directory, relative to the root (`""` for the root). */
   readonly dir: string
   readonly custom: ReadonlyArray<IgnoreRule>
@@ -147,10 +158,20 @@ interface Level {
 
 const compareNames = (a: Buffer, b: Buffer): number => Buffer.compare(a, b)
 
+/** The largest ignore file read; ripgrep reads any size, but rules past a megabyte are not a real case. */
+const maxIgnoreBytes = 1 << 20
+
+/**
+ * The rules of an ignore file, opened without blocking and read only if the
+ * descriptor is a regular file (threat 45: a FIFO swapped in after the
+ * listing would otherwise block the thread).
+ */
 const readRules = (path: string): ReadonlyArray<IgnoreRule> => {
   const fd = tryOpen(path, fileFlags)
   if (fd === undefined) return []
   try {
+    const st = fstatSync(fd)
+    if (!st.isFile() || st.size > maxIgnoreBytes) return []
     return parseIgnoreFile(readFileSync(fd, "utf8"))
   } catch {
     return []
@@ -161,26 +182,96 @@ const readRules = (path: string): ReadonlyArray<IgnoreRule> => {
 
 const none: ReadonlyArray<IgnoreRule> = []
 
-const levelFor = (
+/** What a name in a directory is, without following it: a regular file, something else, or nothing. */
+const entryKind = (path: string): "file" | "other" | undefined => {
+  try {
+    return lstatSync(path).isFile() ? "file" : "other"
+  } catch {
+    return undefined
+  }
+}
+
+/** The ignore file names of `kinds`. */
+const ignoreNames = (kinds: IgnoreFiles | undefined): ReadonlyArray<string> =>
+  kinds === undefined
+    ? []
+    : [
+        ...(kinds.rgignore ? [".rgignore"] : []),
+        ...(kinds.ignore ? [".ignore"] : []),
+        ...(kinds.gitignore ? [".gitignore"] : [])
+      ]
+
+/**
+ * A directory's level: its ignore files (each looked up by name, read only
+ * if a regular file) and whether it holds `.git`; names `irregular` watches
+ * that are not regular files are told.
+ */
+export const levelFor = (
   kinds: IgnoreFiles | undefined,
   realDir: string,
   dir: string,
-  entries: ReadonlyArray<Dirent>,
-  parent: Level | undefined
+  parent: Level | undefined,
+  irregular?: (relative: string) => void,
+  watched?: ReadonlySet<string>
 ): Level => {
-  const has = (name: string) => entries.some((e) => e.name === name && e.isFile())
+  const found = new Map<string, "file" | "other" | undefined>()
+  const kindOfName = (name: string) => {
+    if (!found.has(name)) found.set(name, entryKind(`${realDir}/${name}`))
+    return found.get(name)
+  }
+  if (irregular !== undefined) {
+    for (const name of watched ?? ignoreNames(kinds)) {
+      if (kindOfName(name) === "other") irregular(dir === "" ? name : `${dir}/${name}`)
+    }
+  }
+  const rules = (name: string) => (kindOfName(name) === "file" ? readRules(`${realDir}/${name}`) : none)
   return {
     dir,
-    custom: kinds?.rgignore === true && has(".rgignore") ? readRules(`${realDir}/.rgignore`) : none,
-    ignore: kinds?.ignore === true && has(".ignore") ? readRules(`${realDir}/.ignore`) : none,
-    git: kinds?.gitignore === true && has(".gitignore") ? readRules(`${realDir}/.gitignore`) : none,
-    hasGit: kinds !== undefined && entries.some((e) => e.name === ".git"),
+    custom: kinds?.rgignore === true ? rules(".rgignore") : none,
+    ignore: kinds?.ignore === true ? rules(".ignore") : none,
+    git: kinds?.gitignore === true ? rules(".gitignore") : none,
+    hasGit: kinds !== undefined && kindOfName(".git") !== undefined,
     parent
   }
 }
 
+/** A directory's entries as the system lists them, read in small batches (for an unsorted walk). */
+function* streamed(path: string): Generator<Dirent> {
+  let dir: Dir
+  try {
+    dir = opendirSync(path, { bufferSize: 128 })
+  } catch {
+    return
+  }
+  try {
+    for (;;) {
+      const entry = dir.readSync()
+      if (entry === null) return
+      yield entry
+    }
+  } catch {
+    // Unreadable from here on: the entries read so far stand.
+  } finally {
+    dir.closeSync()
+  }
+}
+
+/** A directory's entries sorted by the bytes of their names (ripgrep's `--sort path`), or `undefined` if unreadable. */
+const sortedEntries = (path: string): ReadonlyArray<Dirent> | undefined => {
+  let entries: Array<Dirent>
+  try {
+    entries = readdirSync(path, { withFileTypes: true })
+  } catch {
+    return undefined
+  }
+  return entries
+    .map((entry) => ({ entry, key: Buffer.from(entry.name, "utf8") }))
+    .sort((a, b) => compareNames(a.key, b.key))
+    .map((e) => e.entry)
+}
+
 /** The nearest verdict of each kind of ignore file, the more specific kind winning. */
-const ignoreVerdict = (level: Level, relative: string, isDir: boolean): Verdict => {
+export const ignoreVerdict = (level: Level, relative: string, isDir: boolean): Verdict => {
   let custom: Verdict
   let ignore: Verdict
   let git: Verdict
@@ -252,8 +343,7 @@ const descend = (
     let dir = ""
     for (const segment of baseDir === "" ? [] : baseDir.split("/")) {
       const here = `/proc/self/fd/${fds[fds.length - 1]}`
-      const entries = readdirSync(here, { withFileTypes: true })
-      level = levelFor(options.ignoreFiles, here, dir, entries, level)
+      level = levelFor(options.ignoreFiles, here, dir, level, options.irregular, options.watched)
       const fd = tryOpen(`${here}/${segment}`, dirFlags)
       if (fd === undefined) throw new Error("gone")
       fds.push(fd)
@@ -266,13 +356,34 @@ const descend = (
   }
 }
 
-/** The files (and, when asked, links) under `options.base` that `keep` keeps, in ripgrep's `--sort path` order. */
-export function* walk(options: WalkOptions): Generator<WalkedFile> {
+/** Handed out by a walk with `ticks`, every so many entries looked at: a chance for the consumer to yield. */
+export interface Tick {
+  readonly kind: "tick"
+}
+
+const tick: Tick = { kind: "tick" }
+
+/** Entries looked at between two ticks. */
+const tickEvery = 256
+
+/**
+ * The files (and, when asked, links) under `options.base` that `keep` keeps,
+ * in ripgrep's `--sort path` order. With `ticks`, a {@link Tick} comes every
+ * few hundred entries looked at, kept or not, so a consumer can let the event
+ * loop run through a directory of 100,000 entries that holds no match.
+ */
+export function walk(options: WalkOptions & { readonly ticks: true }): Generator<WalkedFile | Tick>
+export function walk(options: WalkOptions): Generator<WalkedFile>
+export function* walk(options: WalkOptions & { readonly ticks?: boolean }): Generator<WalkedFile | Tick> {
   const { root, procFd } = options
   const baseDir = options.base === "." ? "" : options.base
   const join = (dir: string, name: string) => (dir === "" ? name : `${dir}/${name}`)
   /** `at` names the directory: a checked path, or a path through its parent's descriptor. */
-  function* visit(dir: string, at: string, parent: Level | undefined, depth: number): Generator<WalkedFile> {
+  let looked = 0
+  function* visit(dir: string, at: string, parent: Level | undefined, depth: number): Generator<WalkedFile | Tick> {
+    // Entering a directory (an open, a listing, its ignore files) counts as several entries looked at.
+    looked += 16
+    if (options.ticks === true && looked % tickEvery < 16) yield tick
     let fd: number | undefined
     if (procFd) {
       fd = tryOpen(at, dirFlags)
@@ -280,21 +391,12 @@ export function* walk(options: WalkOptions): Generator<WalkedFile> {
     }
     try {
       const here = fd === undefined ? at : `/proc/self/fd/${fd}`
-      let entries: Array<Dirent>
-      try {
-        entries = readdirSync(here, { withFileTypes: true })
-      } catch {
-        return
-      }
-      const level = levelFor(options.ignoreFiles, here, dir, entries, parent)
-      const ordered =
-        options.sorted === false
-          ? entries
-          : entries
-              .map((entry) => ({ entry, key: Buffer.from(entry.name, "utf8") }))
-              .sort((a, b) => compareNames(a.key, b.key))
-              .map((e) => e.entry)
+      // Unsorted, a directory is read as it is walked, so a huge one never sits whole in memory or holds the thread.
+      const ordered = options.sorted === false ? streamed(here) : sortedEntries(here)
+      if (ordered === undefined) return
+      const level = levelFor(options.ignoreFiles, here, dir, parent, options.irregular, options.watched)
       for (const entry of ordered) {
+        if (options.ticks === true && ++looked % tickEvery === 0) yield tick
         const isDir = entry.isDirectory()
         const isLink = options.links === true && entry.isSymbolicLink()
         if (!isDir && !isLink && !entry.isFile()) continue

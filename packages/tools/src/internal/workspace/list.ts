@@ -29,8 +29,11 @@ export interface Entry {
   readonly blocked?: string | undefined
 }
 
-// One directory's entries are stat'ed synchronously: a few microseconds each, where a promise per entry
-// costs ten times that; a single level is short enough not to hold the event loop.
+/** Entries handled between two yields to the event loop: a directory of 100,000 entries never holds it for long. */
+const batch = 256
+
+// Entries are stat'ed synchronously: a few microseconds each, where a promise per entry costs ten times that;
+// a batch of them is short enough not to hold the event loop.
 const lstatOf = (at: string): fs.Stats | undefined => {
   try {
     return fs.lstatSync(at)
@@ -39,25 +42,62 @@ const lstatOf = (at: string): fs.Stats | undefined => {
   }
 }
 
+/**
+ * An entry as the listing names it, before it is inspected: its kind from the
+ * listing itself (a link's from its target, resolved to say where it leads).
+ */
+export interface Named {
+  readonly name: string
+  readonly relative: string
+  readonly kind: FileKind
+  readonly link?: "inside" | "outside" | "broken" | undefined
+  readonly blocked?: string | undefined
+  /** For a link: its own metadata and, when it leads inside, its target's. */
+  readonly linkStats?: { readonly own: fs.Stats; readonly target: fs.Stats | undefined } | undefined
+}
+
+const direntKind = (d: fs.Dirent): FileKind | undefined =>
+  d.isFile()
+    ? "file"
+    : d.isDirectory()
+      ? "directory"
+      : d.isSymbolicLink()
+        ? "symlink"
+        : d.isFIFO()
+          ? "fifo"
+          : d.isSocket()
+            ? "socket"
+            : d.isCharacterDevice()
+              ? "character-device"
+              : d.isBlockDevice()
+                ? "block-device"
+                : undefined
+
 // `name` is one segment from readdir (never `.`, `..` or containing `/`), so joining is concatenation.
-const inspect = (jail: Jail, dirRelative: string, base: string, name: string): Entry | undefined => {
+const nameOf = (jail: Jail, dirRelative: string, base: string, dirent: fs.Dirent): Named | undefined => {
+  const name = dirent.name
   const at = `${base}/${name}`
   const relative = dirRelative === "." ? name : `${dirRelative}/${name}`
+  const blocked = jail.policy.blockedBy(relative)
+  let kind = direntKind(dirent)
+  if (kind === undefined) {
+    // The file system did not say (no d_type): ask.
+    const own = lstatOf(at)
+    if (own === undefined) return undefined
+    kind = kindOf(own)
+  }
+  if (kind !== "symlink") return { name, relative, kind, blocked }
   const own = lstatOf(at)
   // An entry removed since readdir is simply not there any more.
   if (own === undefined) return undefined
-  const blocked = jail.policy.blockedBy(relative)
-  if (!own.isSymbolicLink()) {
-    return { name, relative, kind: kindOf(own), size: own.size, mtimeMs: own.mtimeMs, blocked }
-  }
   let target: string
   try {
     target = fs.realpathSync(at)
   } catch {
-    return { name, relative, kind: "symlink", size: own.size, mtimeMs: own.mtimeMs, link: "broken", blocked }
+    return { name, relative, kind, blocked, link: "broken", linkStats: { own, target: undefined } }
   }
   if (!isInside(jail.root, target)) {
-    return { name, relative, kind: "symlink", size: own.size, mtimeMs: own.mtimeMs, link: "outside", blocked }
+    return { name, relative, kind, blocked, link: "outside", linkStats: { own, target: undefined } }
   }
   let of: fs.Stats | undefined
   try {
@@ -69,25 +109,104 @@ const inspect = (jail: Jail, dirRelative: string, base: string, name: string): E
     name,
     relative,
     kind: of !== undefined ? kindOf(of) : "symlink",
-    size: (of ?? own).size,
-    mtimeMs: (of ?? own).mtimeMs,
     link: "inside",
-    blocked: blocked ?? jail.policy.blockedBy(relativeTo(jail.root, target))
+    blocked: blocked ?? jail.policy.blockedBy(relativeTo(jail.root, target)),
+    linkStats: { own, target: of }
   }
 }
 
-export const listDirectory = (jail: Jail, dir: ResolvedPath): Effect.Effect<ReadonlyArray<Entry>, OpenError> =>
+/** The entry a name stands for, with its size and time (a link's target's when it leads inside). */
+const inspect = (base: string, named: Named): Entry | undefined => {
+  const { name, relative, blocked } = named
+  if (named.linkStats !== undefined) {
+    const st = named.linkStats.target ?? named.linkStats.own
+    return { name, relative, kind: named.kind, size: st.size, mtimeMs: st.mtimeMs, link: named.link, blocked }
+  }
+  const own = lstatOf(`${base}/${name}`)
+  if (own === undefined) return undefined
+  return { name, relative, kind: kindOf(own), size: own.size, mtimeMs: own.mtimeMs, blocked }
+}
+
+/** Merges a sorted batch into the sorted best `limit` so far. */
+const mergeBest = <A>(
+  best: ReadonlyArray<A>,
+  sorted: ReadonlyArray<A>,
+  order: (a: A, b: A) => number,
+  limit: number
+): Array<A> => {
+  const out: Array<A> = []
+  let i = 0
+  let j = 0
+  while (out.length < limit && (i < best.length || j < sorted.length)) {
+    if (j >= sorted.length || (i < best.length && order(best[i]!, sorted[j]!) <= 0)) out.push(best[i++]!)
+    else out.push(sorted[j++]!)
+  }
+  return out
+}
+
+/**
+ * One page of a directory level, through its verified descriptor: the names
+ * are read with their kinds (no `stat` but for links), filtered by `keep`,
+ * the first `limit` in `order` are kept as they come (each batch sorted and
+ * merged into the best so far), and only those are inspected. `total` counts every name kept. Between batches
+ * the event loop runs, so a huge directory holds it for a batch at most.
+ */
+export const listPage = (
+  jail: Jail,
+  dir: ResolvedPath,
+  options: {
+    readonly keep: (named: Named) => boolean
+    /** Without an order, every entry kept, in the order the system lists them. */
+    readonly order?: ((a: Named, b: Named) => number) | undefined
+    readonly limit?: number | undefined
+  }
+): Effect.Effect<{ readonly entries: ReadonlyArray<Entry>; readonly total: number }, OpenError> =>
   withVerifiedDirectory(jail, dir.input, dir.real, (base) =>
-    Effect.map(
-      callSync(() => fs.readdirSync(base), mapError(dir.input, "list", "directory")),
-      (names) => {
-        const entries: Array<Entry> = []
+    Effect.scoped(
+      Effect.gen(function* () {
+        // Read in batches (`readdir` of 100,000 names in one call held the thread for a quarter of a second).
+        const handle = yield* Effect.acquireRelease(
+          callSync(() => fs.opendirSync(base, { bufferSize: 128 }), mapError(dir.input, "list", "directory")),
+          (d) =>
+            Effect.sync(() => {
+              try {
+                d.closeSync()
+              } catch {
+                // Already closed: nothing to release.
+              }
+            })
+        )
         const dirRelative = relativeTo(jail.root, dir.real)
-        for (const name of names) {
-          const entry = inspect(jail, dirRelative, base, name)
+        let best: Array<Named> = []
+        let total = 0
+        for (let done = false, first = true; !done; first = false) {
+          if (!first) yield* Effect.yieldNow
+          const kept: Array<Named> = []
+          for (let i = 0; i < batch; i++) {
+            const dirent = yield* callSync(() => handle.readSync(), mapError(dir.input, "list", "directory"))
+            if (dirent === null) {
+              done = true
+              break
+            }
+            const named = nameOf(jail, dirRelative, base, dirent)
+            if (named !== undefined && options.keep(named)) kept.push(named)
+          }
+          total += kept.length
+          if (options.order === undefined) best.push(...kept)
+          else
+            best = mergeBest(best, kept.sort(options.order), options.order, options.limit ?? Number.POSITIVE_INFINITY)
+        }
+        const entries: Array<Entry> = []
+        for (const [i, named] of best.entries()) {
+          if (i > 0 && i % batch === 0) yield* Effect.yieldNow
+          const entry = inspect(base, named)
           if (entry !== undefined) entries.push(entry)
         }
-        return entries
-      }
+        return { entries, total }
+      })
     )
   )
+
+/** Every entry of a directory level, inspected, in the order the system lists them. */
+export const listDirectory = (jail: Jail, dir: ResolvedPath): Effect.Effect<ReadonlyArray<Entry>, OpenError> =>
+  Effect.map(listPage(jail, dir, { keep: () => true }), (page) => page.entries)
