@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs"
+import { chownSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs"
 import { assert, describe, it } from "@effect/vitest"
 import { Changes, ReadProof } from "@ugent/core"
 import { Read, Write } from "@ugent/tools"
@@ -16,6 +16,24 @@ const recording = <A, E, R>(self: Effect.Effect<A, E, R>) =>
   })
 
 describe("file.write", () => {
+  it.effect.runIf(process.geteuid?.() === 0)(
+    "as root, what it writes belongs to the workspace's user: a new file and directory to their parent's owner, a replaced file to its own",
+    () =>
+      withWorkspace((fx) =>
+        Effect.gen(function* () {
+          chownSync(fx.root, 65534, 65534)
+          const created = yield* Write.write.run({ path: "docs/new.md", content: "# New\n" })
+          for (const p of ["docs", "docs/new.md"]) assert.strictEqual(statSync(fx.at(p)).uid, 65534, p)
+          writeFileSync(fx.at("theirs.md"), "a\n")
+          chownSync(fx.at("theirs.md"), 4321, 4321)
+          const read = yield* Read.read.run({ path: "theirs.md" })
+          yield* Write.write.run({ path: "theirs.md", content: "b\n", proof: read.proof })
+          assert.deepStrictEqual([statSync(fx.at("theirs.md")).uid, statSync(fx.at("theirs.md")).gid], [4321, 4321])
+          assert.isTrue(created.created)
+        })
+      )
+  )
+
   it.effect(
     "creates a file without a proof, with a diff from /dev/null, a fresh Whole proof and a 'created' change",
     () =>

@@ -86,9 +86,15 @@ const openParent = (
           e.code === "EEXIST" ? Effect.void : Effect.fail(mapError(input, "create the directory of")(e.cause))
         )
       )
+      const parent = stats
       handle = yield* openDirectory(input, path.join(base, segment))
       expected = path.join(expected, segment)
       stats = yield* verify
+      // As root, a new directory belongs to its parent's owner (see writeAtomic), on the descriptor just verified.
+      if (process.geteuid?.() === 0 && parent.uid !== 0 && stats.uid === 0) {
+        yield* attempt(() => handle.chown(parent.uid, parent.gid)).pipe(Effect.ignore)
+        stats = yield* verify
+      }
     }
     return { base: jail.procFd ? fdPath(handle.fd) : expected, handle, stats }
   })
@@ -148,11 +154,18 @@ export const writeAtomic = (
       const tempBase = tempName(name, randomBytes(6).toString("hex"))
       const temp = path.join(base, tempBase)
       let permissions = 0o666
+      // A server running as root gives what it writes to the file's owner, or a new file to its directory's:
+      // a root-owned file in a user's workspace is one the user's shell (the sandbox runs as them) cannot change.
+      let owner = { uid: dirStats.uid, gid: dirStats.gid }
       if (mode.mode === "replace") {
         const st = yield* attempt(() => fsp.lstat(target)).pipe(Effect.option)
         // The file's own permission bits, never set-user-id, set-group-id or sticky.
-        if (st._tag === "Some") permissions = st.value.mode & 0o777
+        if (st._tag === "Some") {
+          permissions = st.value.mode & 0o777
+          owner = { uid: st.value.uid, gid: st.value.gid }
+        }
       }
+      const chown = process.geteuid?.() === 0 && owner.uid !== 0
       // Known as live until it is gone, so no sweep of this process removes it meanwhile.
       yield* writing(entryKey(dirStats, tempBase))
       // The temporary file is removed on every path out, success included (after a link or rename it is gone or a second name).
@@ -162,6 +175,7 @@ export const writeAtomic = (
         (handle) =>
           Effect.gen(function* () {
             yield* call(() => handle.writeFile(bytes), mapError(input, "write"))
+            if (chown) yield* call(() => handle.chown(owner.uid, owner.gid), mapError(input, "write"))
             if (mode.mode === "replace") yield* call(() => handle.chmod(permissions), mapError(input, "write"))
             yield* call(() => handle.sync(), mapError(input, "write"))
           }),
