@@ -9,8 +9,9 @@
  * tools/list), a one-shot read of a file (spawn → initialize → one tool call
  * → exit), and its memory once initialized and idle.
  *
- * Targets (issue 9): `ugent --version` ≤ 250 ms; MCP connect ≤ 1.5× the
- * reference; idle RSS ≤ 1.5× the reference. On a shared machine wall times
+ * Targets: `ugent --version` ≤ 250 ms; MCP connect ≤ 1.3× the reference
+ * (an agent that does not wait for its servers sees no tools from a slow
+ * one); idle RSS ≤ 1.5× the reference. On a shared machine wall times
  * move with the other load, so the MCP connect is also given as the CPU time
  * the server process used (Linux `/proc`), which moves much less.
  */
@@ -155,7 +156,7 @@ const bench: Bench = {
           }
         ),
         row("MCP connect: spawn → initialize → tools/list", refConnectMs, ourConnectMs, "ms", {
-          target: "≤ 1.5",
+          target: "≤ 1.3",
           note: `${ourTools} tools vs the reference's ${refTools}`
         }),
         row("MCP connect: the server's CPU time, spawn → tools/list answered", median(refCpu), median(ourCpu), "ms", {
