@@ -32,13 +32,11 @@
  */
 import {
   closeSync,
-  constants,
   type Dir,
   type Dirent,
   fstatSync,
   lstatSync,
   opendirSync,
-  openSync,
   readdirSync,
   readFileSync,
   readlinkSync,
@@ -54,6 +52,9 @@ import {
   type TypeFilter,
   type Verdict
 } from "./glob.ts"
+import { dirFlags, fileFlags, type OpenFile, tryOpen } from "../workspace/beneath.ts"
+
+export type { OpenFile }
 
 /** Which ignore files a walk reads. */
 export interface IgnoreFiles {
@@ -100,23 +101,6 @@ export interface WalkOptions {
   readonly irregular?: ((relative: string) => void) | undefined
   /** The names `irregular` watches, instead of the ignore files read. */
   readonly watched?: ReadonlySet<string> | undefined
-}
-
-const dirFlags = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW
-const fileFlags = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW
-
-/** An open regular file: its descriptor (the caller closes it) and size. */
-export interface OpenFile {
-  readonly fd: number
-  readonly size: number
-}
-
-const tryOpen = (path: string, flags: number): number | undefined => {
-  try {
-    return openSync(path, flags)
-  } catch {
-    return undefined
-  }
 }
 
 /** Keeps `fd` if it is a regular file (and `check` agrees), closes it otherwise. */

@@ -16,8 +16,10 @@
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, realpathSync, type Stats } from "node:fs"
 
-const dirFlags = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW
-const fileFlags = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW
+/** A directory, never through a link. */
+export const dirFlags = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW
+/** A file, never through a link, and never waiting on a FIFO. */
+export const fileFlags = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW
 
 /** An open regular file: its descriptor (the caller closes it) and size. */
 export interface OpenFile {
@@ -25,7 +27,8 @@ export interface OpenFile {
   readonly size: number
 }
 
-const tryOpen = (path: string, flags: number): number | undefined => {
+/** A descriptor of `path`, or `undefined` when it cannot be opened so. */
+export const tryOpen = (path: string, flags: number): number | undefined => {
   try {
     return openSync(path, flags)
   } catch {
