@@ -412,6 +412,18 @@ describe.skipIf(gate.skip)(`threats.md §Shell (19-23, 39)${gate.note}`, () => {
       expect(run.stdout).not.toMatch(/writable|wrote-hostname/)
     })
 
+    it("threat 42: the process limit is RLIMIT_NPROC of a user who is not root, which the kernel enforces with or without a pids group", async () => {
+      const ws = workspace()
+      const run = await withSandbox(ws.root, bash.run({ command: "ulimit -u" }), { limits: { processes: 77 } })
+      expect(run.stdout.trim()).toBe("77")
+      const isolation = await withSandbox(
+        ws.root,
+        Effect.map(Sandbox.Sandbox, (s) => s.isolation)
+      )
+      // The kernel exempts only a real user of root from RLIMIT_NPROC; commands never run as root.
+      expect(isolation.hostUid).not.toBe(0)
+    })
+
     it("threat 42: /dev is read-only and /dev/shm is capped like /tmp", async () => {
       const ws = workspace()
       const cap = 1024 * 1024
