@@ -145,7 +145,7 @@ const open = (config: SqliteClientConfig, memory: boolean): DatabaseSync => {
     timeout: config.busyTimeoutMillis ?? 5000
   })
   try {
-    if (!memory && config.readonly !== true) db.exec("PRAGMA journal_mode = WAL")
+    if (!memory && config.readonly !== true) walMode(db, config.busyTimeoutMillis ?? 5000)
     db.exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON")
   } catch (cause) {
     db.close()
@@ -153,6 +153,29 @@ const open = (config: SqliteClientConfig, memory: boolean): DatabaseSync => {
   }
   return db
 }
+
+/**
+ * Switches a database to WAL, waiting out another process's lock: where
+ * waiting could deadlock (several processes opening one fresh database at
+ * once, one of them already reading), SQLite answers "database is locked" at
+ * once instead of calling its busy handler, so the pragma is tried again
+ * here, a few milliseconds apart, until the busy timeout.
+ */
+const walMode = (db: DatabaseSync, timeoutMillis: number) => {
+  const deadline = Date.now() + timeoutMillis
+  for (;;) {
+    try {
+      db.exec("PRAGMA journal_mode = WAL")
+      return
+    } catch (cause) {
+      const busy = (cause as { readonly errcode?: number }).errcode === 5 || /database is locked/.test(String(cause))
+      if (!busy || Date.now() > deadline) throw cause
+      Atomics.wait(pause, 0, 0, 10)
+    }
+  }
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4))
 
 /**
  * A layer that opens the database, providing `SqliteClient` and
