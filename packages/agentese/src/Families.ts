@@ -15,6 +15,7 @@
  * | `self.tools.task.create` / `update` / `list` | self | L0 |
  * | `self.tools.mode.plan` / `execute` | self | L0 |
  * | `self.tools.clarify` | self | L0 |
+ * | `self.tools.checkpoint.list` / `restore` | checkpoint (when the workspace keeps checkpoints) | L0 / L1 (L2 outside the writable globs) |
  * | `world.tools.model.summarize` / `extract` | model (only with a model: `Server.Options.model`) | L0 (calls the network) |
  *
  * A family from outside the packages is a module whose default export is a
@@ -27,7 +28,7 @@ import { statSync } from "node:fs"
 import { isAbsolute, join, resolve } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { Family, ToolError } from "@ugent/core"
-import { Files, Git, Sandbox, Search, System, Web } from "@ugent/tools"
+import { Checkpoint, Files, Git, Sandbox, Search, System, Web } from "@ugent/tools"
 import { Sandboxed, Summarized } from "@ugent/wrappers"
 import { Cause, Effect, Schema } from "effect"
 // Node's own algorithm for resolving a bare specifier from a directory (import.meta.resolve takes no parent unflagged).
@@ -81,6 +82,7 @@ export const standard = (configuration: Configuration = {}) =>
     ...builtIn,
     Web.family({ allowHosts: configuration.allowHosts }),
     Self.family,
+    Checkpoint.family,
     System.family({
       shell: configuration.shell,
       network: configuration.shellNetwork === true,

@@ -13,7 +13,7 @@
  * @since 0.1.0
  */
 import { type Family, Observer, ReadProof, Trust } from "@ugent/core"
-import { type Sandbox, Workspace } from "@ugent/tools"
+import { type Checkpoints, type Sandbox, Workspace } from "@ugent/tools"
 import {
   type AuditStore,
   type CircuitBreakerOptions,
@@ -150,6 +150,12 @@ export interface Options {
   /** The workspace's writable globs for L1 callers (default: the workspace policy's). */
   readonly writable?: ReadonlyArray<string> | undefined
   /**
+   * The checkpoints of the workspace's writes, under `<root>/.ugent/checkpoints/`
+   * (default: on, with `Checkpoints.defaults`), or `false` for none (then
+   * `self.tools.checkpoint.*` is not offered).
+   */
+  readonly checkpoints?: Checkpoints.Options | false | undefined
+  /**
    * The key that signs read proofs (at least 32 bytes), or `"workspace"`:
    * the workspace's own key (`UGENT_PROOF_KEY`, else `.ugent/proof.key`,
    * shared by every process on the workspace). By default each process has
@@ -252,7 +258,8 @@ export const overridesOf = (options: Options): Invoke.InvokerOptions => ({
 export const layer = (options: Options) => {
   const workspace = Workspace.layer({
     root: options.root,
-    ...(options.writable !== undefined ? { policy: { writable: options.writable } } : {})
+    ...(options.writable !== undefined ? { policy: { writable: options.writable } } : {}),
+    ...(options.checkpoints === false ? {} : { checkpoints: options.checkpoints ?? {} })
   })
   // One stores layer, shared by the road (traces, audit) and the families (working memory).
   const stores = storesLayer(options)

@@ -53,9 +53,16 @@ import * as path from "node:path"
 import { Secrets } from "@ugent/core"
 import { Context, Effect, Layer } from "effect"
 import {
+  type Change,
+  defaultOptions as checkpointDefaults,
+  storeOf,
+  type Version
+} from "./internal/workspace/checkpoints.ts"
+import {
   AlreadyExists,
   BinaryFile,
   BlockedPath,
+  CheckpointRefused,
   ConcurrentChange,
   FileKind,
   FileSystemError,
@@ -77,8 +84,12 @@ import {
   resolveExisting,
   resolveForWrite as resolveWrite
 } from "./internal/workspace/resolve.ts"
+import { restore as restoreImpl } from "./internal/workspace/restore.ts"
+import type * as Checkpoints from "./internal/workspace/shape.ts"
+import type { StateError } from "./internal/workspace/state.ts"
 import { mapError } from "./internal/workspace/system.ts"
 import {
+  type Keeper,
   type WriteError as WriteErrorImpl,
   type WriteMode as WriteModeImpl,
   writeAtomic
@@ -511,6 +522,8 @@ export interface WorkspaceShape {
   readonly isWritable: (relative: string) => boolean
   /** The hook rule a relative path matches, if any (a write there needs L2 with a confirmation). */
   readonly hookBy: (relative: string) => string | undefined
+  /** The checkpoints of the workspace's writes, when it keeps them (see `Checkpoints`). */
+  readonly checkpoints?: Checkpoints.CheckpointsShape | undefined
 }
 
 /**
@@ -531,6 +544,11 @@ export class Workspace extends Context.Service<Workspace, WorkspaceShape>()("uge
 export interface Options {
   readonly root: string
   readonly policy?: PolicyOptions | undefined
+  /**
+   * Keep a checkpoint of every write, with these bounds (`{}`: the defaults);
+   * none by default. See `Checkpoints`.
+   */
+  readonly checkpoints?: Checkpoints.Options | undefined
 }
 
 /**
@@ -568,6 +586,74 @@ export const make = (options: Options): Effect.Effect<WorkspaceShape, NotFound |
     const jail: Jail = { root, configuredRoot, policy: compiled, procFd: existsSync("/proc/self/fd") }
     const toResolved = (p: string | ResolvedPath, expect: "file" | "directory") =>
       typeof p === "string" ? resolveExisting(jail, p, expect) : Effect.succeed(p)
+    const store =
+      options.checkpoints === undefined
+        ? undefined
+        : storeOf(root, {
+            maxFileBytes: options.checkpoints.maxFileBytes ?? checkpointDefaults.maxFileBytes,
+            maxTotalBytes: options.checkpoints.maxTotalBytes ?? checkpointDefaults.maxTotalBytes
+          })
+    /** Writes, keeping the content before and after in the store first, then records the checkpoint. */
+    const writeKept = (resolved: ResolvedPath, bytes: Uint8Array, mode: WriteMode) =>
+      Effect.gen(function* () {
+        if (store === undefined) return (yield* writeAtomic(jail, resolved, bytes, mode)).real
+        const limit = store.options.maxFileBytes
+        if (bytes.length > limit) {
+          return yield* new CheckpointRefused({ path: resolved.input, reason: "too-large", size: bytes.length, limit })
+        }
+        let change: Change | undefined
+        const keeper: Keeper = {
+          maxBytes: limit,
+          keep: (previous, created) =>
+            Effect.gen(function* () {
+              if (previous !== undefined && previous.bytes === undefined) {
+                return yield* new CheckpointRefused({
+                  path: resolved.input,
+                  reason: "too-large",
+                  size: previous.size,
+                  limit
+                })
+              }
+              const before = previous?.bytes === undefined ? null : yield* store.keep(previous.bytes)
+              const after = yield* store.keep(bytes)
+              const dirs = created.map((d) => paths.relativeTo(root, d))
+              change = { path: resolved.relative, before, after, ...(dirs.length > 0 ? { dirs } : {}) }
+            })
+        }
+        const { real } = yield* writeAtomic(jail, resolved, bytes, mode, keeper)
+        if (change !== undefined && change.before?.hash !== change.after?.hash) {
+          const relative = paths.relativeTo(root, real)
+          // The write is done: a checkpoint that cannot be recorded is reported, not turned into a failed write.
+          yield* store
+            .record([{ ...change, path: relative }])
+            .pipe(Effect.catch((e) => Effect.logWarning(`checkpoint of ${relative} not recorded: ${e.message}`)))
+        }
+        return real
+      })
+    const observedVersion = (side: Checkpoints.Observed["before"]): Effect.Effect<Version | null, StateError> =>
+      side === undefined
+        ? Effect.succeed(null)
+        : side instanceof Uint8Array
+          ? store!.keep(side)
+          : Effect.succeed({ hash: side.hash, size: side.size, kept: false })
+    const checkpoints: Checkpoints.CheckpointsShape | undefined =
+      store === undefined
+        ? undefined
+        : {
+            options: store.options,
+            list: Effect.map(store.entries, (entries) => [...entries].reverse()),
+            restore: (to, o) => restoreImpl(jail, store, to, o?.proofs ?? []),
+            record: (changes) =>
+              Effect.gen(function* () {
+                const files: Array<Change> = []
+                for (const observed of changes) {
+                  const before = yield* observedVersion(observed.before)
+                  const after = yield* observedVersion(observed.after)
+                  if (before?.hash !== after?.hash) files.push({ path: observed.path, before, after })
+                }
+                return files.length === 0 ? undefined : yield* store.record(files)
+              })
+          }
     return {
       root,
       policy,
@@ -587,7 +673,7 @@ export const make = (options: Options): Effect.Effect<WorkspaceShape, NotFound |
       writeFile: (p, bytes, mode) =>
         Effect.gen(function* () {
           const resolved = typeof p === "string" ? yield* resolveWrite(jail, p) : p
-          const real = yield* writeAtomic(jail, resolved, bytes, mode)
+          const real = yield* writeKept(resolved, bytes, mode)
           return { input: resolved.input, real, relative: paths.relativeTo(root, real), kind: "file" as const }
         }),
       list: (p) => Effect.flatMap(toResolved(p, "directory"), (dir) => listDirectory(jail, dir)),
@@ -597,7 +683,8 @@ export const make = (options: Options): Effect.Effect<WorkspaceShape, NotFound |
       blockedBy: compiled.blockedBy,
       isIgnored: compiled.isIgnored,
       isWritable: compiled.isWritable,
-      hookBy: compiled.hookBy
+      hookBy: compiled.hookBy,
+      checkpoints
     } satisfies WorkspaceShape
   })
 

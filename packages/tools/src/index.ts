@@ -61,3 +61,7 @@ export * as WebFetch from "./web/Fetch.ts"
 export * as WebSearch from "./web/Search.ts"
 /** @since 0.1.0 */
 export * as Workspace from "./Workspace.ts"
+/** @since 0.3.0 */
+export * as Checkpoint from "./checkpoint/Checkpoint.ts"
+/** @since 0.3.0 */
+export * as Checkpoints from "./Checkpoints.ts"

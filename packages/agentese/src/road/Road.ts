@@ -16,6 +16,7 @@
  * @since 0.2.0
  */
 import { Boundary, type Family, ReadProof, ToolError, Trust } from "@ugent/core"
+import { Checkpoints } from "@ugent/tools"
 import {
   CircuitBreaker,
   type CircuitBreakerOptions,
@@ -290,9 +291,11 @@ export const make = (services: Services): Road => {
         orElse: () => Effect.fail(new TimedOut({ tool: route.path, timeoutMillis, retryable: true }))
       })
       if (ready.guard !== undefined) run = ready.guard(services.breakers, run, onStoreError)
+      // The call's id and path go with the checkpoint of each file it changes.
+      const context = Context.add(caller.runContext(admitted.runAt), Traced.CurrentTrace, Option.some(trace))
       const output = yield* Effect.provideContext(
         run,
-        Context.add(caller.runContext(admitted.runAt), Traced.CurrentTrace, Option.some(trace))
+        route.progress ? Context.add(context, Checkpoints.CurrentCall, { id: trace.id, tool: route.path }) : context
       )
       if (route.progress) yield* loops.progress
       if (loopKey !== undefined) yield* loops.record(loopKey, Loop.fingerprint(output), route.loop!)

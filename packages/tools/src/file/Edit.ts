@@ -22,6 +22,8 @@ import {
   unifiedDiff
 } from "../internal/workspace/causal.ts"
 import { lineAt, lineEndings, newlines } from "../internal/workspace/text.ts"
+import * as Checkpoints from "../Checkpoints.ts"
+import * as StateDir from "../StateDir.ts"
 import * as Workspace from "../Workspace.ts"
 
 /**
@@ -138,7 +140,9 @@ export const Failure = Schema.Union([
   ...Workspace.pathErrors,
   Workspace.ConcurrentChange,
   Workspace.BinaryFile,
-  Workspace.FileTooLarge
+  Workspace.FileTooLarge,
+  Checkpoints.CheckpointRefused,
+  StateDir.StateRefused
 ])
 
 /** Start indices of every occurrence, overlapping ones included (they make a single edit ambiguous). */

@@ -19,6 +19,8 @@ import {
   requireWritable,
   unifiedDiff
 } from "../internal/workspace/causal.ts"
+import * as Checkpoints from "../Checkpoints.ts"
+import * as StateDir from "../StateDir.ts"
 import * as Workspace from "../Workspace.ts"
 
 /**
@@ -73,7 +75,9 @@ export const Failure = Schema.Union([
   ...Workspace.pathErrors,
   Workspace.ConcurrentChange,
   Workspace.BinaryFile,
-  Workspace.FileTooLarge
+  Workspace.FileTooLarge,
+  Checkpoints.CheckpointRefused,
+  StateDir.StateRefused
 ])
 
 /**

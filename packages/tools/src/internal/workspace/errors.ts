@@ -297,3 +297,86 @@ export class StateRefused extends Schema.TaggedError<StateRefused>()("StateRefus
     return messages[this.reason]
   }
 }
+
+/**
+ * A write was refused because it could not be taken back: the content before
+ * or after it is larger than the checkpoint store keeps for one file. Nothing
+ * was written.
+ *
+ * @category errors
+ * @since 0.3.0
+ */
+export class CheckpointRefused extends Schema.TaggedError<CheckpointRefused>()("CheckpointRefused", {
+  path: Schema.String,
+  reason: Schema.Literals(["too-large"]),
+  size: Schema.Number,
+  limit: Schema.Number
+}) {
+  static readonly kind: ToolError.Kind = "invalid_input"
+  override get message(): string {
+    return `${shown(this.path)} was not written: its content (${this.size} bytes before or after the write) is over the ${this.limit} bytes the checkpoint store keeps of one file, so the write could not be taken back. Write a smaller file, or ask the operator to raise the checkpoint cap (checkpoints.maxFileBytes).`
+  }
+}
+
+/**
+ * No checkpoint with that id: never made, or dropped to keep the store
+ * under its size cap.
+ *
+ * @category errors
+ * @since 0.3.0
+ */
+export class CheckpointNotFound extends Schema.TaggedError<CheckpointNotFound>()("CheckpointNotFound", {
+  id: Schema.String
+}) {
+  static readonly kind: ToolError.Kind = "not_found"
+  override get message(): string {
+    return `No checkpoint ${shown(this.id)} (never made, or dropped when the store reached its size cap). List them with self.tools.checkpoint.list and pass one of their ids as "to".`
+  }
+}
+
+/**
+ * A restore was refused and nothing was changed: a file changed since the
+ * checkpoints it would undo (by hash; pass proofs of reading the current
+ * content to overwrite it), is now a symbolic link, a directory or another
+ * kind of file, lies outside the workspace or under a blocked name, was too
+ * large to keep, or its kept copy is damaged; or another restore of this
+ * workspace is under way.
+ *
+ * @category errors
+ * @since 0.3.0
+ */
+export class RestoreRefused extends Schema.TaggedError<RestoreRefused>()("RestoreRefused", {
+  to: Schema.String,
+  reason: Schema.Literals([
+    "changed",
+    "symlink",
+    "directory",
+    "not-a-file",
+    "outside",
+    "blocked",
+    "uncaptured",
+    "damaged",
+    "busy",
+    "concurrent-change"
+  ]),
+  files: Schema.Array(Schema.String)
+}) {
+  static readonly kind: ToolError.Kind = "conflict"
+  override get message(): string {
+    const names = this.files.map(shown).join(", ")
+    const none = " Nothing was restored."
+    const messages: Record<typeof this.reason, string> = {
+      changed: `Cannot restore to ${this.to}: ${names} changed since (the content on disk is not what the checkpoints left), and restoring would lose that change. Read each with world.tools.file.read and pass the proofs as "proofs" to restore anyway, or leave them and restore to a later checkpoint.${none}`,
+      symlink: `Cannot restore to ${this.to}: ${names} is now a symbolic link, and restore never writes through links. Remove or rename the link, then restore again.${none}`,
+      directory: `Cannot restore to ${this.to}: ${names} is now a directory. Move it away, then restore again.${none}`,
+      "not-a-file": `Cannot restore to ${this.to}: ${names} is now not a regular file (a pipe, socket or device). Remove it, then restore again.${none}`,
+      outside: `Cannot restore to ${this.to}: ${names} now leads outside the workspace (a directory on its way became a link). Restore never writes outside; remove the link, then restore again.${none}`,
+      blocked: `Cannot restore to ${this.to}: ${names} is blocked by the workspace policy, and restore writes only what file tools may write.${none}`,
+      uncaptured: `Cannot restore to ${this.to}: the content of ${names} was too large to keep, so it cannot be put back. Restore to a later checkpoint.${none}`,
+      damaged: `Cannot restore to ${this.to}: the kept copy of ${names} no longer has the content it was stored with. Restore to a later checkpoint.${none}`,
+      busy: `Cannot restore to ${this.to}: another restore of this workspace is under way. Wait for it, list the checkpoints again, then restore.${none}`,
+      "concurrent-change": `Cannot restore to ${this.to}: ${names} changed while the restore was writing, so every file was put back as it was before the restore. Try again.${none}`
+    }
+    return messages[this.reason]
+  }
+}

@@ -20,9 +20,16 @@ import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 import { ReadProof } from "@ugent/core"
 import { Effect, Option, type Scope } from "effect"
-import { AlreadyExists, ConcurrentChange, NotADirectory, NotAFile } from "./errors.ts"
+import {
+  AlreadyExists,
+  type CheckpointRefused,
+  ConcurrentChange,
+  NotADirectory,
+  NotAFile,
+  type StateRefused
+} from "./errors.ts"
 import { entryKey, withEntryLock } from "./lock.ts"
-import { fdPath, type OpenError, verifyDescriptor } from "./open.ts"
+import { fdPath, type OpenError, verifyDescriptor, withVerifiedDirectory } from "./open.ts"
 import type { Jail, ResolvedPath } from "./resolve.ts"
 import { sweepOnce, tempName, writing } from "./sweep.ts"
 import { attempt, call, codeOf, kindOf, mapError } from "./system.ts"
@@ -33,7 +40,30 @@ const readFlags = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLL
 
 export type WriteMode = { readonly mode: "create" } | { readonly mode: "replace"; readonly expectedHash: string }
 
-export type WriteError = OpenError | AlreadyExists | ReadProof.ProofRejected
+export type WriteError = OpenError | AlreadyExists | ReadProof.ProofRejected | CheckpointRefused | StateRefused
+
+/**
+ * What a file held just before a write replaced it: its hash, its size and,
+ * when it was at most the byte limit the writer asked for, its bytes.
+ */
+export interface Previous {
+  readonly hash: string
+  readonly size: number
+  readonly bytes: Uint8Array | undefined
+}
+
+/**
+ * Called under the entry's lock once the write is sure to go ahead (the
+ * proof holds, the name is free), before the new bytes take the name:
+ * `undefined` for a create. A failure stops the write. The checkpoint store
+ * keeps the old and new content here, so no write is visible before what it
+ * replaced is safe.
+ */
+export interface Keeper {
+  /** The largest previous content passed whole (larger: `bytes` is undefined). */
+  readonly maxBytes: number
+  readonly keep: (previous: Previous | undefined, created: ReadonlyArray<string>) => Effect.Effect<void, WriteError>
+}
 
 const openDirectory = (input: string, at: string) =>
   Effect.acquireRelease(
@@ -57,7 +87,13 @@ const openParent = (
   input: string,
   real: string
 ): Effect.Effect<
-  { readonly base: string; readonly handle: fsp.FileHandle; readonly stats: Stats },
+  {
+    readonly base: string
+    readonly handle: fsp.FileHandle
+    readonly stats: Stats
+    /** The real paths of the directories this call created, outermost first. */
+    readonly created: ReadonlyArray<string>
+  },
   OpenError,
   Scope.Scope
 > =>
@@ -78,14 +114,17 @@ const openParent = (
       return st
     })
     let stats = yield* verify
+    const created: Array<string> = []
     for (const segment of missing) {
       const base = jail.procFd ? fdPath(handle.fd) : expected
       // A level that appeared meanwhile is fine: opening it with O_NOFOLLOW and verifying decides.
-      yield* attempt(() => fsp.mkdir(path.join(base, segment))).pipe(
+      const made = yield* attempt(() => fsp.mkdir(path.join(base, segment))).pipe(
+        Effect.as(true),
         Effect.catch((e) =>
-          e.code === "EEXIST" ? Effect.void : Effect.fail(mapError(input, "create the directory of")(e.cause))
+          e.code === "EEXIST" ? Effect.succeed(false) : Effect.fail(mapError(input, "create the directory of")(e.cause))
         )
       )
+      if (made) created.push(path.join(expected, segment))
       const parent = stats
       handle = yield* openDirectory(input, path.join(base, segment))
       expected = path.join(expected, segment)
@@ -96,11 +135,15 @@ const openParent = (
         stats = yield* verify
       }
     }
-    return { base: jail.procFd ? fdPath(handle.fd) : expected, handle, stats }
+    return { base: jail.procFd ? fdPath(handle.fd) : expected, handle, stats, created }
   })
 
-/** SHA-256 of what `name` holds now in the verified directory, read in chunks; `undefined` if it is gone. */
-const currentHash = (input: string, at: string): Effect.Effect<string | undefined, OpenError> =>
+/**
+ * SHA-256 of what `name` holds now in the verified directory, read in
+ * chunks, with the bytes when there are at most `keep` of them; `undefined`
+ * if it is gone.
+ */
+const currentContent = (input: string, at: string, keep: number): Effect.Effect<Previous | undefined, OpenError> =>
   Effect.acquireUseRelease(
     attempt(() => fsp.open(at, readFlags)).pipe(
       Effect.map((handle) => Option.some(handle)),
@@ -121,13 +164,19 @@ const currentHash = (input: string, at: string): Effect.Effect<string | undefine
         const st = yield* call(() => handle.stat(), mapError(input, "inspect", "file"))
         if (!st.isFile()) return yield* new NotAFile({ path: input, kind: kindOf(st) })
         const hash = createHash("sha256")
-        const chunk = Buffer.allocUnsafe(1 << 16)
+        const chunks: Array<Buffer> = []
+        let size = 0
         while (true) {
+          const chunk = Buffer.allocUnsafe(1 << 16)
           const { bytesRead } = yield* call(() => handle.read(chunk, 0, chunk.length, null), mapError(input, "read"))
           if (bytesRead === 0) break
           hash.update(chunk.subarray(0, bytesRead))
+          size += bytesRead
+          if (size <= keep) chunks.push(chunk.subarray(0, bytesRead))
+          else chunks.length = 0
         }
-        return hash.digest("hex")
+        const bytes = size <= keep ? new Uint8Array(Buffer.concat(chunks, size)) : undefined
+        return { hash: hash.digest("hex"), size, bytes }
       }),
     (opened) => (opened._tag === "Some" ? Effect.promise(() => opened.value.close()) : Effect.void)
   )
@@ -136,19 +185,20 @@ const currentHash = (input: string, at: string): Effect.Effect<string | undefine
  * Writes `bytes` to a resolved path atomically. `create` fails with
  * `AlreadyExists` if the name exists; `replace` fails with `ProofRejected`
  * unless the file still hashes to `expectedHash` just before the rename.
- * Returns the real path written.
+ * Returns the real path written and the directories made for it.
  */
 export const writeAtomic = (
   jail: Jail,
   resolved: ResolvedPath,
   bytes: Uint8Array,
-  mode: WriteMode
-): Effect.Effect<string, WriteError> =>
+  mode: WriteMode,
+  keeper?: Keeper
+): Effect.Effect<{ readonly real: string; readonly created: ReadonlyArray<string> }, WriteError> =>
   Effect.scoped(
     Effect.gen(function* () {
       const input = resolved.input
       const name = path.basename(resolved.real)
-      const { base, handle: dir, stats: dirStats } = yield* openParent(jail, input, resolved.real)
+      const { base, handle: dir, stats: dirStats, created } = yield* openParent(jail, input, resolved.real)
       yield* sweepOnce(base, path.dirname(resolved.real), (temp) => entryKey(dirStats, temp))
       const target = path.join(base, name)
       const tempBase = tempName(name, randomBytes(6).toString("hex"))
@@ -184,6 +234,10 @@ export const writeAtomic = (
       const commit: Effect.Effect<void, WriteError> =
         mode.mode === "create"
           ? Effect.gen(function* () {
+              if (keeper !== undefined) {
+                // A create is exclusive: a name already there fails the link below; keeping first costs nothing then.
+                yield* keeper.keep(undefined, created)
+              }
               const linked = yield* attempt(() => fsp.link(temp, target)).pipe(Effect.result)
               if (linked._tag === "Success") return
               const code = linked.failure.code
@@ -209,15 +263,63 @@ export const writeAtomic = (
             })
           : Effect.gen(function* () {
               // Under the lock no writer of this process can rename between this hash and ours.
-              const now = yield* currentHash(input, target)
+              const now = yield* currentContent(input, target, keeper?.maxBytes ?? -1)
               if (now === undefined) return yield* new ReadProof.ProofRejected({ path: input, reason: "deleted" })
-              if (now !== mode.expectedHash) {
+              if (now.hash !== mode.expectedHash) {
                 return yield* new ReadProof.ProofRejected({ path: input, reason: "changed" })
               }
+              if (keeper !== undefined) yield* keeper.keep(now, created)
               yield* call(() => fsp.rename(temp, target), mapError(input, "replace"))
             })
       yield* withEntryLock(entryKey(dirStats, name), commit)
       yield* attempt(() => dir.sync()).pipe(Effect.ignore)
-      return path.join(path.dirname(resolved.real), name)
+      return { real: path.join(path.dirname(resolved.real), name), created }
     })
+  )
+
+/**
+ * Removes a resolved regular file if it still hashes to `expectedHash`,
+ * checked under the entry's lock just before the `unlink` (as a replace
+ * checks before its rename).
+ */
+export const removeAtomic = (
+  jail: Jail,
+  resolved: ResolvedPath,
+  expectedHash: string
+): Effect.Effect<void, WriteError> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const input = resolved.input
+      const name = path.basename(resolved.real)
+      const { base, handle: dir, stats: dirStats } = yield* openParent(jail, input, resolved.real)
+      const target = path.join(base, name)
+      yield* withEntryLock(
+        entryKey(dirStats, name),
+        Effect.gen(function* () {
+          const now = yield* currentContent(input, target, -1)
+          if (now === undefined) return yield* new ReadProof.ProofRejected({ path: input, reason: "deleted" })
+          if (now.hash !== expectedHash) return yield* new ReadProof.ProofRejected({ path: input, reason: "changed" })
+          yield* call(() => fsp.unlink(target), mapError(input, "remove"))
+        })
+      )
+      yield* attempt(() => dir.sync()).pipe(Effect.ignore)
+    })
+  )
+
+/**
+ * Removes the directory `real` if it is empty, through its parent's verified
+ * descriptor (a parent swapped for a link meanwhile is refused, and `rmdir`
+ * never removes a link or a directory that holds anything). `false` when it
+ * is not empty or gone.
+ */
+export const removeEmptyDirectory = (jail: Jail, real: string): Effect.Effect<boolean, OpenError> =>
+  withVerifiedDirectory(jail, real, path.dirname(real), (base) =>
+    attempt(() => fsp.rmdir(path.join(base, path.basename(real)))).pipe(
+      Effect.as(true),
+      Effect.catch((e) =>
+        e.code === "ENOTEMPTY" || e.code === "EEXIST" || e.code === "ENOENT" || e.code === "ENOTDIR"
+          ? Effect.succeed(false)
+          : Effect.fail(mapError(real, "remove the directory")(e.cause))
+      )
+    )
   )

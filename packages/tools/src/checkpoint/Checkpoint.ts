@@ -1,0 +1,248 @@
+/**
+ * The `checkpoint` family: `self.tools.checkpoint.list` shows the
+ * workspace's checkpoints newest first (what each call changed, file by
+ * file), and `self.tools.checkpoint.restore` puts the workspace back as it
+ * was before one of them (see `Checkpoints`). The family offers its tools
+ * only when the host's workspace keeps checkpoints.
+ *
+ * @since 0.3.0
+ */
+import { Family, ReadProof, Tool, ToolError, Trust } from "@ugent/core"
+import { Effect, Schema } from "effect"
+import * as Checkpoints from "../Checkpoints.ts"
+import { isoTime } from "../internal/workspace/isoTime.ts"
+import * as StateDir from "../StateDir.ts"
+import * as Workspace from "../Workspace.ts"
+
+/**
+ * One file of a checkpoint: how it changed, its content's hash and size on
+ * each side, and whether both sides were kept (a side not kept cannot be
+ * restored).
+ *
+ * @category schemas
+ * @since 0.3.0
+ */
+export const FileChange = Schema.Struct({
+  path: Schema.String,
+  change: Schema.Literals(["created", "modified", "deleted"]),
+  before: Schema.optionalKey(Schema.Struct({ hash: Schema.String, size: Schema.Number })),
+  after: Schema.optionalKey(Schema.Struct({ hash: Schema.String, size: Schema.Number })),
+  kept: Schema.Boolean
+})
+
+/**
+ * One checkpoint as `checkpoint.list` shows it.
+ *
+ * @category schemas
+ * @since 0.3.0
+ */
+export const Listed = Schema.Struct({
+  id: Schema.String,
+  /** ISO 8601. */
+  at: Schema.String,
+  caller: Schema.String,
+  callId: Schema.optionalKey(Schema.String),
+  tool: Schema.optionalKey(Schema.String),
+  files: Schema.Array(FileChange)
+})
+
+/**
+ * @category models
+ * @since 0.3.0
+ */
+export type Listed = typeof Listed.Type
+
+const shorten = (v: Checkpoints.Version) => ({ hash: v.hash, size: v.size })
+
+const listed = (c: Checkpoints.Checkpoint): Listed => ({
+  id: c.id,
+  at: isoTime(c.at),
+  caller: c.caller,
+  ...(c.callId === undefined ? {} : { callId: c.callId }),
+  ...(c.tool === undefined ? {} : { tool: c.tool }),
+  files: c.files.map((f) => ({
+    path: f.path,
+    change: f.before === null ? "created" : f.after === null ? "deleted" : "modified",
+    ...(f.before === null ? {} : { before: shorten(f.before) }),
+    ...(f.after === null ? {} : { after: shorten(f.after) }),
+    kept: (f.before === null || f.before.kept) && (f.after === null || f.after.kept)
+  }))
+})
+
+// The store could not be read or written: `.ugent` is not as ugent made it, or the file system failed.
+const storeErrors = [StateDir.StateRefused, Workspace.FileSystemError] as const
+
+const ListInput = Schema.Struct({
+  limit: Schema.optionalKey(
+    Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 200 })).annotate({
+      description: "How many checkpoints to show, newest first (default 20, at most 200)."
+    })
+  ),
+  path: Schema.optionalKey(
+    Schema.String.annotate({ description: "Only checkpoints that changed this file (relative to the root)." })
+  )
+})
+
+/**
+ * `checkpoint.list`: the checkpoints, newest first, each with its `id`.
+ *
+ * @category tools
+ * @since 0.3.0
+ */
+export const list = Tool.make({
+  name: "checkpoint.list",
+  description:
+    "List the workspace's checkpoints, newest first: each write, edit, shell command or restore that changed files, with the files, the caller and the time. Pass an id to self.tools.checkpoint.restore to undo it and everything after it.",
+  input: ListInput,
+  output: Schema.Struct({ checkpoints: Schema.Array(Listed), total: Schema.Int }),
+  failure: Schema.Union([...storeErrors]),
+  trust: 0,
+  effects: { readsFs: true },
+  run: (input) =>
+    Effect.gen(function* () {
+      const all = yield* Checkpoints.list
+      const chosen =
+        input.path === undefined
+          ? all
+          : all.filter((c) => c.files.some((f) => f.path === input.path!.replace(/^\.\//, "")))
+      return { checkpoints: chosen.slice(0, input.limit ?? 20).map(listed), total: chosen.length }
+    })
+})
+
+const RestoreInput = Schema.Struct({
+  to: Schema.String.check(Schema.isNonEmpty()).annotate({
+    description:
+      "The id of the checkpoint to undo, with every checkpoint after it (from self.tools.checkpoint.list): the workspace goes back to how it was before it."
+  }),
+  proofs: Schema.optionalKey(
+    Schema.Array(ReadProof.ReadProofFromToken).annotate({
+      description:
+        "Proof tokens of whole-file reads (world.tools.file.read) of files someone changed since: their current content may then be overwritten."
+    })
+  )
+})
+
+/**
+ * What a restore did.
+ *
+ * @category schemas
+ * @since 0.3.0
+ */
+export const RestoreOutput = Schema.Struct({
+  to: Schema.String,
+  /** The checkpoints undone, newest first. */
+  undone: Schema.Array(Schema.String),
+  files: Schema.Array(
+    Schema.Struct({
+      path: Schema.String,
+      change: Schema.Literals(["created", "modified", "deleted"]),
+      /** A proof of the restored content (whole), for an edit without a read. */
+      proof: Schema.optionalKey(ReadProof.ReadProofFromToken)
+    })
+  ),
+  /** The restore's own checkpoint: restore to it to undo this restore. */
+  checkpoint: Schema.optionalKey(Schema.String)
+})
+
+/**
+ * `checkpoint.restore`: the workspace back as it was before a checkpoint,
+ * all or nothing. L1; a file outside the writable globs, or a hook script,
+ * needs L2 with a confirmation, as a write would.
+ *
+ * @category tools
+ * @since 0.3.0
+ */
+export const restore = Tool.make({
+  name: "checkpoint.restore",
+  description:
+    'Undo a checkpoint and every later one: each file they changed gets back the content it had before (created files are removed, deleted ones come back). All or nothing; refused, naming the files, if one changed since (pass "proofs" of reading them to overwrite) or is now a link or a directory. The restore is a checkpoint too, so it can be undone.',
+  input: RestoreInput,
+  output: RestoreOutput,
+  failure: Schema.Union([
+    Checkpoints.RestoreRefused,
+    Checkpoints.CheckpointNotFound,
+    ToolError.TrustDenied,
+    ToolError.ApprovalDenied,
+    ReadProof.ProofRejected,
+    Workspace.AlreadyExists,
+    Workspace.ConcurrentChange,
+    ...Workspace.pathErrors,
+    Checkpoints.CheckpointRefused,
+    StateDir.StateRefused
+  ]),
+  trust: 1,
+  effects: { readsFs: true, writesFs: true, idempotent: false },
+  run: (input) =>
+    Effect.gen(function* () {
+      const ws = yield* Workspace.Workspace
+      const store = ws.checkpoints
+      if (store === undefined) return yield* new Checkpoints.CheckpointNotFound({ id: input.to })
+      const all = yield* store.list
+      const at = all.findIndex((c) => c.id === input.to)
+      if (at < 0) return yield* new Checkpoints.CheckpointNotFound({ id: input.to })
+      // As a write: L1 writes only inside the writable globs, and never a script git runs by itself.
+      const files = new Set(all.slice(0, at + 1).flatMap((c) => c.files.map((f) => f.path)))
+      const beyond = [...files].filter((f) => ws.hookBy(f) !== undefined || !ws.isWritable(f))
+      if (beyond.length > 0) {
+        yield* Trust.escalate(
+          "checkpoint.restore",
+          2,
+          `restoring ${beyond.join(", ")} writes outside the paths the workspace policy lets L1 write (or a script git runs by itself), so it needs L2 and a confirmation`,
+          input
+        )
+      }
+      const done = yield* store.restore(input.to, { proofs: input.proofs ?? [] })
+      return {
+        to: done.to,
+        undone: done.undone,
+        files: done.files.map((f) => ({
+          path: f.path,
+          change: f.change,
+          ...(f.proof === undefined ? {} : { proof: f.proof })
+        })),
+        ...(done.checkpoint === undefined ? {} : { checkpoint: done.checkpoint.id })
+      }
+    })
+})
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`
+
+/**
+ * The family, for a server's `families` option: its tools are offered only
+ * when the host's workspace keeps checkpoints.
+ *
+ * **Example** (No checkpoints, no tools)
+ * ```ts
+ * import { Checkpoint, Workspace } from "@ugent/tools"
+ * import { Effect } from "effect"
+ * import { mkdtempSync } from "node:fs"
+ * import { tmpdir } from "node:os"
+ * import { join } from "node:path"
+ * const root = mkdtempSync(join(tmpdir(), "cp-"))
+ * const offered = (checkpoints?: {}) =>
+ *   Effect.runPromise(Effect.scoped(Checkpoint.family.build.pipe(Effect.provide(Workspace.layer({ root, checkpoints })))))
+ * console.log(Object.keys(await offered()), Object.keys(await offered({})))
+ * // => [] [ 'checkpoint.list', 'checkpoint.restore' ]
+ * ```
+ *
+ * @category families
+ * @since 0.3.0
+ */
+export const family = Family.effect({
+  name: "checkpoint",
+  prefix: "self.tools",
+  tools: Effect.gen(function* () {
+    const ws = yield* Workspace.Workspace
+    const tools = { "checkpoint.list": list, "checkpoint.restore": restore }
+    return (ws.checkpoints === undefined ? {} : tools) as Partial<typeof tools>
+  }),
+  present: {
+    "checkpoint.list": (o) => ({
+      summary: `${plural(o.total, "checkpoint")}${o.checkpoints.length < o.total ? `, newest ${o.checkpoints.length} shown` : ""}`,
+      next: "pass a smaller limit, or a path to see the checkpoints of one file"
+    }),
+    "checkpoint.restore": (o) => ({
+      summary: `Restored to before ${o.to}: ${plural(o.undone.length, "checkpoint")} undone, ${plural(o.files.length, "file")} changed`
+    })
+  }
+})
