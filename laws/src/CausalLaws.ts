@@ -83,6 +83,8 @@ export interface Fixture<R = never> {
   readonly rejected: (error: unknown, refusal: Refusal) => boolean
   /** The fresh proof a successful write returned, if the tool returns one. */
   readonly proofOf?: ((result: unknown) => ReadProof.ReadProof | undefined) | undefined
+  /** Takes back the newest write of the file (restores its checkpoint), if the tools keep checkpoints. */
+  readonly undo?: ((path: string) => Effect.Effect<unknown, unknown, R>) | undefined
 }
 
 const expectedReasons: Readonly<Record<Refusal, ReadonlyArray<string>>> = {
@@ -617,4 +619,53 @@ export const chainedProof = (
     }),
     "the second write succeeds and the file holds its content",
     accepted(c.changed)
+  )
+
+/**
+ * Restore after write is identity on an unchanged file: a write with a fresh
+ * proof, then taking it back, leaves the file with the content it had.
+ *
+ * **Example** (A writer that keeps what it overwrote)
+ * ```ts
+ * import { ReadProof } from "@ugent/core"
+ * import { CausalLaws, RuleSet } from "@ugent/laws"
+ * import { Effect } from "effect"
+ * const files = new Map<string, string>()
+ * const kept: Array<[string, string]> = []
+ * const fixture: CausalLaws.Fixture = {
+ *   makeFile: ({ name, content }) => Effect.sync(() => (files.set(name, content), name)),
+ *   read: (path) => ReadProof.issue({ path, content: files.get(path)!, coverage: { _tag: "Whole" } }),
+ *   write: ({ path, content }) => Effect.sync(() => (kept.push([path, files.get(path)!]), files.set(path, content))),
+ *   modify: (path, content) => Effect.sync(() => void files.set(path, content)),
+ *   contents: (path) => Effect.sync(() => files.get(path)!),
+ *   rejected: CausalLaws.proofRejected,
+ *   undo: () => Effect.sync(() => { const [path, content] = kept.pop()!; files.set(path, content) })
+ * }
+ * const c = { names: ["a.txt", "b.txt"], before: "one", after: "two", changed: "three" } as const
+ * console.log(await Effect.runPromise(RuleSet.evaluate(CausalLaws.restoreAfterWrite(fixture, c, fixture.undo!))))
+ * // => undefined
+ * ```
+ *
+ * @category laws
+ * @since 0.3.0
+ */
+export const restoreAfterWrite = (
+  fixture: AnyFixture,
+  c: Contents,
+  undo: (path: string) => Effect.Effect<unknown, unknown, unknown>
+): Law.Holds =>
+  Law.holds(
+    "restore after write",
+    Effect.gen(function* () {
+      const path = yield* step("makeFile", fixture.makeFile({ name: c.names[0], content: c.before }))
+      const proof = yield* step("read", fixture.read(path))
+      yield* step("write", fixture.write({ path, proof, content: c.after, previous: c.before }))
+      const written = yield* step("contents", fixture.contents(path))
+      if (written !== c.after) {
+        return yield* Effect.fail(new StepFailed("write", `the write left ${show(written)}, not ${show(c.after)}`))
+      }
+      return yield* finish(fixture, path, undo(path))
+    }),
+    "the restore succeeds and the file holds its content from before the write",
+    accepted(c.before)
   )

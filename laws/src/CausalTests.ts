@@ -30,6 +30,8 @@ export interface CausalOptions<R = never> {
   readonly rejected?: CausalLaws.Fixture<R>["rejected"] | undefined
   /** The fresh proof a successful write returned: adds the law that write -> write chains need no re-read. */
   readonly proofOf?: CausalLaws.Fixture<R>["proofOf"] | undefined
+  /** Takes back the newest write of a file: adds the law that restore after write is identity on an unchanged file. */
+  readonly undo?: CausalLaws.Fixture<R>["undo"] | undefined
   /** The file contents to generate; short multi-line text by default. */
   readonly content?: Arbitrary.Arbitrary<string> | undefined
   /** The forgeries to try; all by default. */
@@ -54,6 +56,7 @@ export type Services<O> =
         | RequirementsOf<O["write"]>
         | RequirementsOf<O["modify"]>
         | RequirementsOf<O["contents"]>
+        | RequirementsOf<O["undo"]>
     : never
 
 const words = Schema.Literals(["alpha", "beta", "gamma", "δέλτα", "x", "  ", "\n", "\t", "42", "é"])
@@ -151,7 +154,8 @@ export const causal = (options: CausalOptions<unknown>): RuleSet.RuleSet => {
     modify: options.modify ?? nodeModify,
     contents: options.contents ?? nodeContents,
     rejected: options.rejected ?? CausalLaws.proofRejected,
-    proofOf: options.proofOf
+    proofOf: options.proofOf,
+    undo: options.undo
   }
   const args = contentsOf(options.content ?? defaultContent)
   const chosen = options.forgeries ?? forgeries
@@ -169,6 +173,14 @@ export const causal = (options: CausalOptions<unknown>): RuleSet.RuleSet => {
   const proofOf = options.proofOf
   if (proofOf !== undefined) {
     laws.push(Law.make("a write returns a fresh proof", args, (c) => CausalLaws.chainedProof(fixture, c, proofOf)))
+  }
+  const undo = options.undo
+  if (undo !== undefined) {
+    laws.push(
+      Law.make("restore after write is identity on an unchanged file", args, (c) =>
+        CausalLaws.restoreAfterWrite(fixture, c, undo)
+      )
+    )
   }
   return RuleSet.make("causal", laws)
 }

@@ -142,4 +142,30 @@ describe("the causal rule set catches careless writers", () => {
       assert.include(Report.format(fresh!), 'the set-up step "read" failed: "disk on fire"')
     })
   )
+
+  it.effect("the restore law passes an undo that puts the old bytes back, and catches one that does not", () =>
+    Effect.gen(function* () {
+      const previous = new Map<string, string>()
+      const keeping = (careless?: Careless): CausalTests.CausalOptions => {
+        const base = fixture(careless)
+        return {
+          ...base,
+          write: (request) =>
+            Effect.suspend(() => {
+              previous.set(request.path, readFileSync(request.path, "utf8"))
+              return base.write(request)
+            }),
+          undo: (path) => Effect.sync(() => writeFileSync(path, previous.get(path)!, "utf8"))
+        }
+      }
+      const verdict = (options: CausalTests.CausalOptions) =>
+        Effect.map(RuleSet.check("undo", CausalTests.causal(options), { seed: 8, runs: 20 }), (reports) =>
+          reports.find((r) => r.law === "restore after write is identity on an unchanged file")
+        )
+      assert.strictEqual((yield* verdict(keeping()))!._tag, "Passed")
+      const forgetful = yield* verdict({ ...keeping(), undo: () => Effect.void })
+      assert.strictEqual(forgetful!._tag, "Falsified")
+      assert.include(Report.format(forgetful!), "instead of")
+    })
+  )
 })

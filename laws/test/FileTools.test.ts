@@ -1,7 +1,8 @@
 /**
  * The causal laws over the built-in file tools: `file.write` and `file.edit`
- * of `@ugent/tools`, in a real workspace in a temporary directory, with proofs
- * issued by `file.read`.
+ * of `@ugent/tools`, in a real workspace in a temporary directory that keeps
+ * checkpoints, with proofs issued by `file.read` (and restore after write is
+ * identity on an unchanged file).
  */
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -9,7 +10,7 @@ import { join } from "node:path"
 import { afterAll } from "@effect/vitest"
 import type { ReadProof } from "@ugent/core"
 import { type CausalLaws, Laws } from "@ugent/laws"
-import { Edit, Read, Workspace, Write } from "@ugent/tools"
+import { Checkpoints, Edit, Read, Workspace, Write } from "@ugent/tools"
 import { Effect } from "effect"
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "ugent-laws-files-")))
@@ -28,14 +29,25 @@ const makeFile = ({ name, content }: { readonly name: string; readonly content: 
 const read = (path: string) => Effect.map(Read.read.run({ path }), (out) => out.proof)
 const proofOf = (result: unknown) => (result as { readonly proof?: ReadProof.ReadProof }).proof
 
-const services = Workspace.layer({ root })
+const services = Workspace.layer({ root, checkpoints: {} })
+
+/** Restores the newest checkpoint that changed the file: takes back its newest write. */
+const undo = (path: string) =>
+  Effect.gen(function* () {
+    const ws = yield* Workspace.Workspace
+    const relative = ws.relative(path)
+    const newest = (yield* Checkpoints.list).find((c) => c.files.some((f) => f.path === relative))
+    if (newest === undefined || ws.checkpoints === undefined) return yield* Effect.fail(`no checkpoint of ${path}`)
+    return yield* ws.checkpoints.restore(newest.id)
+  })
 
 const fileWrite = {
   makeFile,
   read,
   write: ({ path, proof, content }: CausalLaws.WriteRequest) =>
     Write.write.run(proof === undefined ? { path, content } : { path, content, proof }),
-  proofOf
+  proofOf,
+  undo
 }
 
 const fileEdit = {
@@ -44,7 +56,8 @@ const fileEdit = {
   // The typed input requires a proof; "no proof" is what a caller that skips the type check sends.
   write: ({ path, proof, content, previous }: CausalLaws.WriteRequest) =>
     Edit.edit.run({ path, proof: proof as ReadProof.ReadProof, oldText: previous, newText: content }),
-  proofOf
+  proofOf,
+  undo
 }
 
 Laws.causal("file.write", { ...fileWrite, provide: services, runs: 40, testTimeout: 60_000 })
