@@ -5,7 +5,10 @@
  * with both streams read, on the same command, measured alternately so a
  * change in the load of a shared machine hits both alike. Target: at most
  * 30 ms added per call. The workspace cases show what the walk for secrets
- * costs as the tree grows.
+ * costs as the tree grows. The checkpoint cases compare `system.bash` in a
+ * workspace that keeps checkpoints (what a command changes is captured)
+ * with the same tool in one that does not, on an unchanged workspace:
+ * target at most 10 ms added per call.
  */
 import * as fs from "node:fs"
 import { tmpdir } from "node:os"
@@ -87,6 +90,58 @@ const measure = async (files: number, command: string): Promise<{ bare: Array<nu
   }
 }
 
+/** `system.bash` with checkpoints against without, on the same workspace, alternately. */
+const measureCheckpoints = async (
+  files: number,
+  command: string
+): Promise<{ bare: Array<number>; sandboxed: Array<number> }> => {
+  const root = workspaceOf(files)
+  // A root server's sandbox runs as the workspace's owner: the bench gives it one, as the tests do.
+  if (process.geteuid?.() === 0) {
+    for (const p of fs.readdirSync(root, { recursive: true, encoding: "utf8" }))
+      fs.lchownSync(path.join(root, p), 65534, 65534)
+    fs.chownSync(root, 65534, 65534)
+  }
+  const runtimeOf = (checkpoints: boolean) =>
+    ManagedRuntime.make(
+      Sandbox.layer().pipe(
+        Layer.provideMerge(Workspace.layer({ root, ...(checkpoints ? { checkpoints: {} } : {}) })),
+        Layer.provideMerge(NodeServices.layer),
+        Layer.orDie,
+        Layer.merge(Trust.grant(3))
+      )
+    )
+  const off = runtimeOf(false)
+  const on = runtimeOf(true)
+  try {
+    const tool = SystemBash.make()
+    const ours = tool.run({ command }) as Effect.Effect<unknown, unknown, never>
+    const timed = async (runtime: typeof off) => {
+      const t = performance.now()
+      await runtime.runPromise(ours)
+      return performance.now() - t
+    }
+    // Warm-up; the first call with checkpoints copies the workspace once (its baseline).
+    const first = performance.now()
+    await timed(on)
+    const baselineMillis = performance.now() - first
+    for (let i = 0; i < 3; i++) {
+      await timed(off)
+      await timed(on)
+    }
+    const result = { bare: [] as Array<number>, sandboxed: [] as Array<number>, baselineMillis }
+    for (let i = 0; i < SAMPLES; i++) {
+      result.bare.push(await timed(off))
+      result.sandboxed.push(await timed(on))
+    }
+    return result
+  } finally {
+    await off.dispose()
+    await on.dispose()
+    fs.rmSync(root, { recursive: true, force: true })
+  }
+}
+
 const bench: Bench = {
   name: "bash",
   description: `system.bash in its bubblewrap sandbox vs a bare \`bash -c\` through the same spawner (${SAMPLES} paired calls each)`,
@@ -107,6 +162,20 @@ const bench: Bench = {
           row(`${name} p${p}`, b, o, "ms", {
             target: p === 50 ? "≤ +30 ms" : "",
             note: `+${(o - b).toFixed(1)} ms per call`
+          })
+        )
+      }
+    }
+    for (const files of [2000, 20000]) {
+      const measured = await measureCheckpoints(files, "true")
+      const { bare, sandboxed } = measured
+      for (const p of [50, 95]) {
+        const b = percentile(bare, p)
+        const o = percentile(sandboxed, p)
+        rows.push(
+          row(`checkpoints on vs off, \`true\`, ${files.toLocaleString("en-US")} files p${p}`, b, o, "ms", {
+            target: p === 50 ? "≤ +10 ms" : "",
+            note: `+${(o - b).toFixed(1)} ms per call${p === 50 ? `; the first call copied the workspace in ${Math.round((measured as { baselineMillis?: number }).baselineMillis ?? 0)} ms` : ""}`
           })
         )
       }

@@ -86,6 +86,7 @@ import {
 } from "./internal/workspace/resolve.ts"
 import { restore as restoreImpl } from "./internal/workspace/restore.ts"
 import type * as Checkpoints from "./internal/workspace/shape.ts"
+import { watchOf } from "./internal/workspace/watch.ts"
 import type { StateError } from "./internal/workspace/state.ts"
 import { mapError } from "./internal/workspace/system.ts"
 import {
@@ -621,6 +622,7 @@ export const make = (options: Options): Effect.Effect<WorkspaceShape, NotFound |
             })
         }
         const { real } = yield* writeAtomic(jail, resolved, bytes, mode, keeper)
+        if (change?.after) watchOf(jail, store).wrote(paths.relativeTo(root, real), change.after)
         if (change !== undefined && change.before?.hash !== change.after?.hash) {
           const relative = paths.relativeTo(root, real)
           // The write is done: a checkpoint that cannot be recorded is reported, not turned into a failed write.
@@ -652,7 +654,8 @@ export const make = (options: Options): Effect.Effect<WorkspaceShape, NotFound |
                   if (before?.hash !== after?.hash) files.push({ path: observed.path, before, after })
                 }
                 return files.length === 0 ? undefined : yield* store.record(files)
-              })
+              }),
+            capture: (effect) => watchOf(jail, store).capture(effect)
           }
     return {
       root,

@@ -2,15 +2,33 @@
  * Checkpoints over MCP, as an agent meets them through the official SDK
  * client: a session that edits three files (without copying proof tokens)
  * and restores to the checkpoint before all of it ends byte-identical to its
- * start; a person's change in between refuses the restore, naming the file.
+ * start, and so does one that also runs a shell command creating and
+ * deleting files; a person's change in between refuses the restore, naming
+ * the file.
  */
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { spawnSync } from "node:child_process"
+import { existsSync, lchownSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { Server } from "@ugent/agentese"
 import { Effect } from "effect"
 import { failureOf, resultOf, workspace } from "./fixtures/connect.ts"
 import { memoryClient } from "./fixtures/memory.ts"
+
+/** Whether bubblewrap can make a sandbox here (the shell is offered only then); in CI it must. */
+const sandboxed = (() => {
+  const probe = spawnSync("bwrap", ["--unshare-all", "--unshare-user", "--ro-bind", "/", "/", "--", "/bin/true"])
+  if (probe.status === 0) return true
+  if (process.env.CI !== undefined) throw new Error("the shell checkpoint test needs bubblewrap in CI")
+  return false
+})()
+
+/** As root, a server's shell runs as the workspace's owner: the test gives it one, as the system tests do. */
+const own = (root: string) => {
+  if (process.geteuid?.() !== 0) return
+  for (const p of ["", ...readdirSync(root, { recursive: true, encoding: "utf8" })])
+    lchownSync(join(root, p), 65534, 65534)
+}
 
 const start = { "a.txt": "alpha\n", "b.md": "# bee\n", "c.ts": "export const c = 1\n" }
 
@@ -84,6 +102,34 @@ describe("checkpoints over MCP", () => {
       assert.strictEqual(readFileSync(join(ws.root, "d/new.txt"), "utf8"), "new\n")
     }).pipe(Effect.scoped, Effect.provide(served(ws.root)))
   })
+
+  it.effect.skipIf(!sandboxed)(
+    "a session edits three files, runs a shell command that creates and deletes files, and restores to before all of it: byte-identical",
+    () => {
+      const ws = workspace({ ...start, "old.log": "old\n" })
+      roots.push(ws)
+      own(ws.root)
+      const before = snapshot(ws.root)
+      return Effect.gen(function* () {
+        const client = yield* memoryClient()
+        const listed = yield* edits(client)
+        const ran = resultOf(
+          yield* client.callTool({
+            name: "world_tools_system_bash",
+            arguments: { command: "rm old.log && mkdir -p out && echo built > out/app.js && echo more >> a.txt" }
+          })
+        )
+        assert.strictEqual(ran.exitCode, 0, String(ran.stderr))
+        assert.isString(ran.checkpoint)
+        assert.isFalse(existsSync(join(ws.root, "old.log")))
+        const restored = resultOf(
+          yield* client.callTool({ name: "self_tools_checkpoint_restore", arguments: { to: listed.at(-1)!.id } })
+        )
+        assert.strictEqual((restored.undone as ReadonlyArray<string>).length, 5)
+        assert.deepStrictEqual(snapshot(ws.root), before)
+      }).pipe(Effect.scoped, Effect.provide(Server.layer({ root: ws.root, trust: 3, stores: "memory" })))
+    }
+  )
 
   it.effect("a person's change in between refuses the restore, naming the file; nothing is restored", () => {
     const ws = workspace(start)

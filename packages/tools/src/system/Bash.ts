@@ -7,7 +7,9 @@
  * most; the output is at most 30,000 characters over stdout and stderr, head
  * and tail kept around a note of what was cut. A run may go to the
  * background: the call returns its id at once, `system.output` reads it and
- * `system.kill` stops it. A non-zero exit is a result, not a failure.
+ * `system.kill` stops it. A non-zero exit is a result, not a failure. In a
+ * workspace that keeps checkpoints, what a foreground command changed there
+ * is one checkpoint (its id in `checkpoint`), so it can be undone.
  *
  * The tool needs L3. An operator may let a lower level run a fixed list of
  * plain commands ({@link requiredLevel}): the road then gates those calls at
@@ -18,6 +20,7 @@
 import { Tool, ToolError, type Trust } from "@ugent/core"
 import { Effect, Schema } from "effect"
 import { matches, plainCommands } from "../internal/system/plain.ts"
+import * as StateDir from "../StateDir.ts"
 import * as Workspace from "../Workspace.ts"
 import * as Sandbox from "./Sandbox.ts"
 import { SandboxFailed, TooManyRuns } from "./SystemError.ts"
@@ -102,7 +105,8 @@ export const Failure = Schema.Union([
   ToolError.CommandDenied,
   TooManyRuns,
   SandboxFailed,
-  ...Workspace.pathErrors
+  ...Workspace.pathErrors,
+  StateDir.StateRefused
 ])
 
 const description = (isolation: Sandbox.Isolation | undefined): string => {
@@ -171,7 +175,11 @@ export const make = (isolation?: Sandbox.Isolation) =>
         const cwd = yield* ws.resolve(input.cwd ?? ".", { expect: "directory" })
         const sandbox = yield* Sandbox.Sandbox
         const request = { command: input.command, cwd: cwd.real, timeoutMillis: seconds * 1000 }
-        return yield* input.background === true ? sandbox.start(request) : sandbox.run(request)
+        if (input.background === true) return yield* sandbox.start(request)
+        if (ws.checkpoints === undefined) return yield* sandbox.run(request)
+        // What the command changed in the workspace is a checkpoint, so it can be undone.
+        const [run, checkpoint] = yield* ws.checkpoints.capture(sandbox.run(request))
+        return checkpoint === undefined ? run : { ...run, checkpoint: checkpoint.id }
       })
   })
 

@@ -195,7 +195,9 @@ export const Run = Schema.Struct({
   durationMillis: Schema.Int,
   timedOut: Schema.Boolean,
   truncated: Schema.Boolean,
-  sandbox: Schema.Literals(["bubblewrap", "unsandboxed"])
+  sandbox: Schema.Literals(["bubblewrap", "unsandboxed"]),
+  /** The checkpoint of what the command changed in the workspace (self.tools.checkpoint.restore undoes it). */
+  checkpoint: Schema.optionalKey(Schema.String)
 })
 
 /**

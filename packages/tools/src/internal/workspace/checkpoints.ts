@@ -83,6 +83,17 @@ export interface Store {
   readonly options: StoreOptions
   /** Keeps `bytes` under their hash (once); over `maxFileBytes` they are not kept. */
   readonly keep: (bytes: Uint8Array) => Effect.Effect<Version, StateError>
+  /**
+   * Keeps several contents with one opening of the folder; not `durable`:
+   * without waiting for the disk (a copy lost in a crash is found missing or
+   * damaged by its hash when a restore needs it).
+   */
+  readonly keepAll: (
+    contents: ReadonlyArray<Uint8Array>,
+    options: { readonly durable: boolean }
+  ) => Effect.Effect<ReadonlyArray<Version>, StateError>
+  /** Contents kept for others (the shell's baseline): never removed when old checkpoints are dropped. */
+  readonly pinned: Set<string>
   /** Appends a checkpoint of these changes for the call in progress; returns its id. */
   readonly record: (files: ReadonlyArray<Change>) => Effect.Effect<Entry, StateError>
   /** Every checkpoint, oldest first. */
@@ -91,6 +102,8 @@ export interface Store {
   readonly content: (version: Version) => Effect.Effect<Uint8Array | undefined, StateError>
   /** One restore at a time per workspace in this process. */
   readonly restoring: Semaphore.Semaphore
+  /** The real path of the store's folder, made if missing (checked as every use of it is). */
+  readonly folder: Effect.Effect<string, StateError>
 }
 
 const folder = "checkpoints"
@@ -242,7 +255,7 @@ const make = (root: string, options: StoreOptions): Store => {
           const seen = sizes.get(v.hash)!
           if (--seen.count === 0) {
             total -= seen.size
-            orphans.push(v.hash)
+            if (!pinned.has(v.hash)) orphans.push(v.hash)
           }
         }
         drop++
@@ -262,22 +275,47 @@ const make = (root: string, options: StoreOptions): Store => {
       cache.ino = -1
     })
 
-  const keep = (bytes: Uint8Array): Effect.Effect<Version, StateError> => {
+  const pinned = new Set<string>()
+  /** Keeps `bytes` in the opened folder `at`. */
+  const keepIn = (at: string, bytes: Uint8Array, durable = true): Effect.Effect<Version, StateError> => {
     const hash = ReadProof.hash(bytes)
     if (bytes.length > options.maxFileBytes) return Effect.succeed({ hash, size: bytes.length, kept: false })
-    return inFolder((at) =>
-      Effect.gen(function* () {
-        const there = yield* attemptSync(() => fs.lstatSync(path.join(at, hash))).pipe(Effect.option)
-        // Kept already (the same content, by any file): nothing to write.
-        if (there._tag === "Some" && there.value.isFile() && there.value.size === bytes.length) {
-          return { hash, size: bytes.length, kept: true }
-        }
-        if (there._tag === "Some") yield* attemptSync(() => fs.unlinkSync(path.join(at, hash))).pipe(Effect.ignore)
-        yield* createExclusive(at, hash, shown(hash), bytes, 0o600)
+    return Effect.gen(function* () {
+      const there = yield* attemptSync(() => fs.lstatSync(path.join(at, hash))).pipe(Effect.option)
+      // Kept already (the same content, by any file): nothing to write.
+      if (there._tag === "Some" && there.value.isFile() && there.value.size === bytes.length) {
         return { hash, size: bytes.length, kept: true }
-      })
-    )
+      }
+      if (there._tag === "Some") yield* attemptSync(() => fs.unlinkSync(path.join(at, hash))).pipe(Effect.ignore)
+      if (durable) yield* createExclusive(at, hash, shown(hash), bytes, 0o600)
+      else {
+        // Written aside and linked into place: a reader never sees a part, and a name taken meanwhile is the same content.
+        const aside = path.join(at, `.${hash}.${randomBytes(6).toString("hex")}.ugent-tmp`)
+        yield* callSync(
+          () => fs.writeFileSync(aside, bytes, { mode: 0o600, flag: "wx" }),
+          failure(shown(hash), "write")
+        )
+        yield* attemptSync(() => fs.linkSync(aside, path.join(at, hash))).pipe(
+          Effect.catch((e) =>
+            e.code === "EEXIST" ? Effect.void : Effect.fail(failure(shown(hash), "write")(e.cause))
+          ),
+          Effect.ensuring(Effect.sync(() => fs.rmSync(aside, { force: true })))
+        )
+      }
+      return { hash, size: bytes.length, kept: true }
+    })
   }
+  const keep = (bytes: Uint8Array): Effect.Effect<Version, StateError> =>
+    bytes.length > options.maxFileBytes
+      ? Effect.succeed({ hash: ReadProof.hash(bytes), size: bytes.length, kept: false })
+      : inFolder((at) => keepIn(at, bytes))
+  const keepAll = (
+    contents: ReadonlyArray<Uint8Array>,
+    o: { readonly durable: boolean }
+  ): Effect.Effect<ReadonlyArray<Version>, StateError> =>
+    contents.length === 0
+      ? Effect.succeed([])
+      : inFolder((at) => Effect.forEach(contents, (bytes) => keepIn(at, bytes, o.durable)))
 
   const record = (files: ReadonlyArray<Change>): Effect.Effect<Entry, StateError> =>
     Effect.gen(function* () {
@@ -320,9 +358,12 @@ const make = (root: string, options: StoreOptions): Store => {
   return {
     options,
     keep,
+    keepAll,
+    pinned,
     record,
     entries: lock.withPermit(inFolder((at) => Effect.map(refresh(at), (entries) => [...entries]))),
     content,
-    restoring: Semaphore.makeUnsafe(1)
+    restoring: Semaphore.makeUnsafe(1),
+    folder: inFolder(() => Effect.succeed(dir))
   }
 }

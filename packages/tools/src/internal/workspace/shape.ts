@@ -33,4 +33,12 @@ export interface CheckpointsShape {
   ) => Effect.Effect<Restored, RestoreError>
   /** Records changes made outside the workspace's own writes as one checkpoint; nothing when no file changed. */
   readonly record: (changes: ReadonlyArray<Observed>) => Effect.Effect<Entry | undefined, StateError>
+  /**
+   * Runs a foreground shell command and records what it changed in the
+   * workspace as one checkpoint of the call in progress (none when nothing
+   * changed). Commands are captured one at a time.
+   */
+  readonly capture: <A, E, R>(
+    effect: Effect.Effect<A, E, R>
+  ) => Effect.Effect<readonly [A, Entry | undefined], E | StateError, R>
 }
