@@ -37,6 +37,13 @@ const workspaceOf = (files: number): string => {
   }
   fs.writeFileSync(path.join(root, ".env"), "KEY=x\n")
   fs.mkdirSync(path.join(root, ".git"))
+  // A root server's sandbox runs as the workspace's owner (a root-owned one gets no shell): give it one, as the tests do.
+  if (process.geteuid?.() === 0) {
+    for (const p of fs.readdirSync(root, { recursive: true, encoding: "utf8" })) {
+      fs.lchownSync(path.join(root, p), 65534, 65534)
+    }
+    fs.chownSync(root, 65534, 65534)
+  }
   return root
 }
 
@@ -96,12 +103,6 @@ const measureCheckpoints = async (
   command: string
 ): Promise<{ bare: Array<number>; sandboxed: Array<number> }> => {
   const root = workspaceOf(files)
-  // A root server's sandbox runs as the workspace's owner: the bench gives it one, as the tests do.
-  if (process.geteuid?.() === 0) {
-    for (const p of fs.readdirSync(root, { recursive: true, encoding: "utf8" }))
-      fs.lchownSync(path.join(root, p), 65534, 65534)
-    fs.chownSync(root, 65534, 65534)
-  }
   const runtimeOf = (checkpoints: boolean) =>
     ManagedRuntime.make(
       Sandbox.layer().pipe(
