@@ -136,6 +136,8 @@ export const apply = (options: {
   readonly memory: MemoryStore.MemoryStoreShape
   readonly present?: Family.Presentation | undefined
   readonly owner?: string | undefined
+  /** The file the result shows (its path and hash), kept with it so a later read can tell the file changed. */
+  readonly source?: { readonly path: string; readonly hash: string } | undefined
 }): Effect.Effect<OverBudget | undefined, unknown> => {
   const estimatedTokens = estimateTokens(options.text)
   if (estimatedTokens <= options.budgetTokens) return Effect.succeed(undefined)
@@ -146,7 +148,8 @@ export const apply = (options: {
     tool: options.path,
     content: kept.text,
     summary,
-    ...(options.owner !== undefined ? { owner: options.owner } : {})
+    ...(options.owner !== undefined ? { owner: options.owner } : {}),
+    ...(options.source !== undefined ? { source: options.source } : {})
   }
   // The same text kept again for the same caller and path is the same entry: an agent re-reading a large
   // file does not store it again (working memory keeps what it is given until it is deleted).

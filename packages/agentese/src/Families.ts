@@ -11,7 +11,7 @@
  * | `world.tools.git.status` / `log` / `diff` / `blame` / `show` | git | L0 |
  * | `world.tools.web.fetch` / `search` | web | L0 (calls the network) |
  * | `world.tools.system.bash` / `output` / `kill` | system | L3 (a recipe's `shell` lowers plain commands) |
- * | `self.memory.read` / `list` | memory | L0 |
+ * | `self.memory.read` / `list` / `delete` | memory | L0 |
  * | `self.tools.task.create` / `update` / `list` | self | L0 |
  * | `self.tools.mode.plan` / `execute` | self | L0 |
  * | `self.tools.clarify` | self | L0 |
@@ -27,18 +27,41 @@
 import { statSync } from "node:fs"
 import { isAbsolute, join, resolve } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { Family, ToolError } from "@ugent/core"
-import { Checkpoint, Files, Git, Sandbox, Search, System, Web } from "@ugent/tools"
-import { Sandboxed, Summarized } from "@ugent/wrappers"
-import { Cause, Effect, Schema } from "effect"
+import { Family, ReadProof, ToolError } from "@ugent/core"
+import { Checkpoint, Files, Git, Sandbox, Search, System, Web, Workspace } from "@ugent/tools"
+import { MemoryStore, Sandboxed, Summarized } from "@ugent/wrappers"
+import { Cause, Effect, Layer, Schema } from "effect"
 // Node's own algorithm for resolving a bare specifier from a directory (import.meta.resolve takes no parent unflagged).
 import { resolve as resolveImport } from "import-meta-resolve"
 import * as ModelTool from "./ModelTool.ts"
 import * as Self from "./self/Self.ts"
 
 /**
+ * How the memory tools tell that the file an entry was kept from changed:
+ * its bytes now, read through the workspace, against the hash kept with it.
+ */
+const sourceCheck = Layer.effect(
+  MemoryStore.SourceCheck,
+  Effect.map(
+    Workspace.Workspace,
+    (ws) => (source: { readonly path: string; readonly hash: string }) =>
+      ws.readFile(source.path, { text: false, maxBytes: 64 * 1024 * 1024 }).pipe(
+        Effect.map(
+          (file): MemoryStore.SourceState =>
+            ReadProof.hash(file.bytes) === source.hash
+              ? { state: "unchanged" }
+              : { state: "changed", next: `world.tools.file.read ${JSON.stringify({ path: source.path })}` }
+        ),
+        Effect.catchTag("NotFound", () => Effect.succeed<MemoryStore.SourceState>({ state: "deleted" })),
+        Effect.catch(() => Effect.succeed<MemoryStore.SourceState>({ state: "unknown" }))
+      )
+  )
+)
+
+/**
  * The `self.memory` family: results kept in working memory (by the result
- * budget, or the `Summarized` wrapper), read back in parts.
+ * budget, or the `Summarized` wrapper), read back in parts, and deleted. A
+ * read of an entry kept from a file that changed since says so.
  *
  * @category families
  * @since 0.2.0
@@ -46,7 +69,8 @@ import * as Self from "./self/Self.ts"
 export const memory = Family.make({
   name: "memory",
   prefix: "self.memory",
-  tools: { read: Summarized.read, list: Summarized.list }
+  tools: { read: Summarized.read, list: Summarized.list, delete: Summarized.delete },
+  layer: sourceCheck
 })
 
 /**

@@ -11,10 +11,17 @@
  * observer's id; `Summarized` records it), and `list` filters by owner, so
  * each caller sees its own entries.
  *
+ * Working memory forgets ({@link MemoryPolicy}): an entry expires a time to
+ * live after it was stored (24 hours by default), and when one owner's
+ * entries pass a size cap (16 million characters by default) the least
+ * recently used (stored or read) are deleted first. An entry kept from a file
+ * names the file and its hash then (`source`), so a reader can tell when the
+ * file changed since ({@link SourceCheck}).
+ *
  * @since 0.1.0
  */
-import type { ToolError } from "@ugent/core"
-import { Context, Effect, Layer, Schema } from "effect"
+import { ReadProof, type ToolError } from "@ugent/core"
+import { Context, Duration, Effect, Layer, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
 import * as model from "./internal/memoryModel.ts"
 import { countLines, sliceChars, sliceLines } from "./internal/memoryText.ts"
@@ -128,7 +135,59 @@ export interface PutInput {
   readonly summary: string
   /** The observer the entry belongs to (default: no one in particular). */
   readonly owner?: string | undefined
+  /** The file the content was kept from and its SHA-256 then. */
+  readonly source?: { readonly path: string; readonly hash: string } | undefined
 }
+
+/**
+ * How working memory forgets: an entry expires `ttl` after it is stored
+ * (default 24 hours; `Duration.infinity`: never), and past `maxCharsPerOwner`
+ * characters of one owner's entries (default 16,000,000) the least recently
+ * used of them are deleted first (never the entry just stored).
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface MemoryPolicy {
+  readonly ttl?: Duration.Input | undefined
+  readonly maxCharsPerOwner?: number | undefined
+}
+
+/**
+ * The default policy: 24 hours, 16,000,000 characters per owner.
+ *
+ * @category constants
+ * @since 0.3.0
+ */
+export const defaultPolicy: { readonly ttl: Duration.Duration; readonly maxCharsPerOwner: number } = {
+  ttl: Duration.hours(24),
+  maxCharsPerOwner: 16_000_000
+}
+
+/**
+ * What is known of a file an entry was kept from, now: `unchanged`,
+ * `changed` or `deleted` since (with `next`, the call that reads it afresh),
+ * or `unknown` (nothing can look).
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface SourceState {
+  readonly state: "unchanged" | "changed" | "deleted" | "unknown"
+  readonly next?: string | undefined
+}
+
+/**
+ * How a reader of working memory checks the file an entry was kept from: a
+ * reference, so the host that serves the memory tools (which has the
+ * workspace) sets it; by default nothing is checked (`unknown`).
+ *
+ * @category references
+ * @since 0.3.0
+ */
+export const SourceCheck = Context.Reference<
+  (source: { readonly path: string; readonly hash: string }) => Effect.Effect<SourceState>
+>("ugent/wrappers/MemoryStore/SourceCheck", { defaultValue: () => () => Effect.succeed({ state: "unknown" }) })
 
 /**
  * What {@link MemoryStoreShape.list} takes: at most `limit` entries,
@@ -150,7 +209,7 @@ export type { MemoryListQuery } from "./internal/memoryModel.ts"
  * ```ts
  * import { MemoryStore } from "@ugent/wrappers"
  * console.log(new MemoryStore.MemoryNotFound({ id: "m-1" }).message)
- * // => No working-memory entry with id m-1: it was never stored, has been deleted, or belongs to another caller. List your entries with self.memory.list to see the ids you can read.
+ * // => No working-memory entry with id m-1: it was never stored, has been deleted or forgotten (expired, or pushed out by newer ones), or belongs to another caller. List your entries with self.memory.list to see the ids you can read.
  * ```
  *
  * @category errors
@@ -159,7 +218,7 @@ export type { MemoryListQuery } from "./internal/memoryModel.ts"
 export class MemoryNotFound extends Schema.TaggedError<MemoryNotFound>()("MemoryNotFound", { id: Schema.String }) {
   static readonly kind: ToolError.Kind = "not_found"
   override get message(): string {
-    return `No working-memory entry with id ${this.id}: it was never stored, has been deleted, or belongs to another caller. List your entries with self.memory.list to see the ids you can read.`
+    return `No working-memory entry with id ${this.id}: it was never stored, has been deleted or forgotten (expired, or pushed out by newer ones), or belongs to another caller. List your entries with self.memory.list to see the ids you can read.`
   }
 }
 
@@ -220,7 +279,9 @@ export class MemoryStore extends Context.Service<MemoryStore, MemoryStoreShape>(
  * @category constructors
  * @since 0.1.0
  */
-export const entryOf = (input: PutInput & { readonly id: string; readonly createdAt: number }): MemoryEntry => {
+export const entryOf = (
+  input: PutInput & { readonly id: string; readonly createdAt: number; readonly expiresAt?: number | undefined }
+): MemoryEntry => {
   const text = typeof input.content === "string"
   const content = typeof input.content === "string" ? input.content : JSON.stringify(input.content, null, 2)
   return {
@@ -232,6 +293,9 @@ export const entryOf = (input: PutInput & { readonly id: string; readonly create
     lines: countLines(content),
     createdAt: input.createdAt,
     ...(input.owner === undefined ? {} : { owner: input.owner }),
+    usedAt: input.createdAt,
+    ...(input.expiresAt === undefined ? {} : { expiresAt: input.expiresAt }),
+    ...(input.source === undefined ? {} : { source: { path: input.source.path, hash: input.source.hash } }),
     content
   }
 }
@@ -305,23 +369,57 @@ export const ownedBy = (info: MemoryInfo, owner: string | null | undefined): boo
 export type { MemoryPrimitives } from "./internal/memoryModel.ts"
 
 /**
- * Derives the whole shape from four primitives, so every backend reads,
- * cuts and reports missing entries the same way.
+ * Derives the whole shape from the primitives, so every backend reads, cuts,
+ * forgets and reports missing entries the same way: a read of an expired
+ * entry deletes it and fails with `MemoryNotFound`; a read records its time
+ * (`usedAt`); a store forgets the expired entries and, past the owner's cap,
+ * the owner's least recently used.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const fromPrimitives = (primitives: model.MemoryPrimitives): MemoryStoreShape => {
+export const fromPrimitives = (primitives: model.MemoryPrimitives, policy?: MemoryPolicy): MemoryStoreShape => {
+  const ttl = Duration.fromInputUnsafe(policy?.ttl ?? defaultPolicy.ttl)
+  const ttlMillis = Duration.isFinite(ttl) ? Duration.toMillis(ttl) : undefined
+  const cap = policy?.maxCharsPerOwner ?? defaultPolicy.maxCharsPerOwner
+  const now = Effect.clockWith((clock) => clock.currentTimeMillis)
   const get = (id: string) =>
-    Effect.flatMap(primitives.read(id), (entry) =>
-      entry === undefined ? Effect.fail(new MemoryNotFound({ id })) : Effect.succeed(entry)
-    )
+    Effect.gen(function* () {
+      const entry = yield* primitives.read(id)
+      if (entry === undefined) return yield* new MemoryNotFound({ id })
+      const at = yield* now
+      if (entry.expiresAt !== undefined && entry.expiresAt <= at) {
+        yield* primitives.delete(id)
+        return yield* new MemoryNotFound({ id })
+      }
+      yield* primitives.touch(id, at)
+      return { ...entry, usedAt: at }
+    })
+  /** Deletes the owner's least recently used entries while they pass the cap, never `keep`. */
+  const trim = (owner: string | undefined, keep: string, at: number) =>
+    Effect.gen(function* () {
+      const all = yield* primitives.list({ owner: owner ?? null, limit: Number.MAX_SAFE_INTEGER, now: at })
+      let total = all.reduce((sum, e) => sum + e.size, 0)
+      if (total <= cap) return
+      const oldestUse = [...all].sort(
+        (a, b) => (a.usedAt ?? a.createdAt) - (b.usedAt ?? b.createdAt) || (a.id < b.id ? -1 : 1)
+      )
+      for (const e of oldestUse) {
+        if (total <= cap) break
+        if (e.id === keep) continue
+        yield* primitives.delete(e.id)
+        total -= e.size
+      }
+    })
   return {
     put: (input) =>
       Effect.gen(function* () {
         const id = input.id ?? (yield* makeId)
-        const createdAt = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
-        yield* primitives.write(entryOf({ ...input, id, createdAt }))
+        const createdAt = yield* now
+        const expiresAt = ttlMillis === undefined ? undefined : createdAt + ttlMillis
+        yield* primitives.write(entryOf({ ...input, id, createdAt, expiresAt }))
+        yield* primitives.sweep(createdAt)
+        yield* trim(input.owner, id, createdAt)
         return id
       }),
     get,
@@ -329,42 +427,78 @@ export const fromPrimitives = (primitives: model.MemoryPrimitives): MemoryStoreS
     getRange: (id, { offset, length }) => Effect.map(get(id), (entry) => rangeOf(entry, offset, length)),
     getLines: (id, { start, count }) => Effect.map(get(id), (entry) => linesOf(entry, start, count)),
     delete: primitives.delete,
-    list: primitives.list
+    list: (query) => Effect.flatMap(now, (at) => primitives.list({ ...query, now: query.now ?? at }))
   }
 }
 
 /**
  * A memory store in memory. It keeps at most `capacity` entries (default
- * 10,000) and forgets the oldest stored first.
+ * 10,000), forgetting the least recently used first, and forgets by the
+ * policy ({@link MemoryPolicy}).
+ *
+ * **Example** (The least recently used go first past a caller's cap)
+ * ```ts
+ * import { MemoryStore } from "@ugent/wrappers"
+ * import { Effect } from "effect"
+ * const program = Effect.gen(function* () {
+ *   const memory = yield* MemoryStore.MemoryStore
+ *   yield* memory.put({ id: "a", tool: "t", content: "x".repeat(40), summary: "", owner: "me" })
+ *   yield* memory.put({ id: "b", tool: "t", content: "y".repeat(40), summary: "", owner: "me" })
+ *   yield* memory.get("a") // a read: "a" is now the most recently used
+ *   yield* memory.put({ id: "c", tool: "t", content: "z".repeat(40), summary: "", owner: "me" })
+ *   return (yield* memory.list({ owner: "me", limit: 10 })).map((e) => e.id).sort()
+ * })
+ * console.log(Effect.runSync(program.pipe(Effect.provide(MemoryStore.layerMemory({ maxCharsPerOwner: 100 })))))
+ * // => [ 'a', 'c' ]
+ * ```
  *
  * @category constructors
  * @since 0.1.0
  */
-export const makeMemory = (options?: { readonly capacity?: number | undefined }): MemoryStoreShape => {
+export const makeMemory = (options?: { readonly capacity?: number | undefined } & MemoryPolicy): MemoryStoreShape => {
   const capacity = options?.capacity ?? 10_000
   const entries = new Map<string, MemoryEntry>()
-  return fromPrimitives({
-    write: (entry) =>
-      Effect.sync(() => {
-        entries.delete(entry.id)
-        entries.set(entry.id, entry)
-        while (entries.size > capacity) {
-          const oldest = entries.keys().next().value
-          if (oldest === undefined) break
-          entries.delete(oldest)
-        }
-      }),
-    read: (id) => Effect.sync(() => entries.get(id)),
-    delete: (id) => Effect.sync(() => entries.delete(id)),
-    list: ({ tool, owner, limit }) =>
-      Effect.sync(() => {
-        const out: Array<MemoryInfo> = []
-        for (const entry of entries.values()) {
-          if ((tool === undefined || entry.tool === tool) && ownedBy(entry, owner)) out.push(infoOf(entry))
-        }
-        return out.sort(newestFirst).slice(0, Math.max(0, limit))
-      })
-  })
+  const live = (entry: MemoryEntry, now: number | undefined) =>
+    now === undefined || entry.expiresAt === undefined || entry.expiresAt > now
+  return fromPrimitives(
+    {
+      write: (entry) =>
+        Effect.sync(() => {
+          entries.delete(entry.id)
+          entries.set(entry.id, entry)
+          while (entries.size > capacity) {
+            const oldest = entries.keys().next().value
+            if (oldest === undefined) break
+            entries.delete(oldest)
+          }
+        }),
+      read: (id) => Effect.sync(() => entries.get(id)),
+      delete: (id) => Effect.sync(() => entries.delete(id)),
+      list: ({ tool, owner, limit, now }) =>
+        Effect.sync(() => {
+          const out: Array<MemoryInfo> = []
+          for (const entry of entries.values()) {
+            if ((tool === undefined || entry.tool === tool) && ownedBy(entry, owner) && live(entry, now)) {
+              out.push(infoOf(entry))
+            }
+          }
+          return out.sort(newestFirst).slice(0, Math.max(0, limit))
+        }),
+      // Moved to the end of the map's order: the capacity forgets the least recently used first.
+      touch: (id, at) =>
+        Effect.sync(() => {
+          const entry = entries.get(id)
+          if (entry === undefined) return
+          entries.delete(id)
+          entries.set(id, { ...entry, usedAt: at })
+        }),
+      sweep: (now) =>
+        Effect.sync(() => {
+          for (const [id, entry] of entries) if (!live(entry, now)) entries.delete(id)
+        })
+    },
+    options
+  )
 }
 
 /**
@@ -373,21 +507,31 @@ export const makeMemory = (options?: { readonly capacity?: number | undefined })
  * @category layers
  * @since 0.1.0
  */
-export const layerMemory = (options?: { readonly capacity?: number | undefined }): Layer.Layer<MemoryStore> =>
-  Layer.sync(MemoryStore, () => MemoryStore.of(makeMemory(options)))
+export const layerMemory = (
+  options?: { readonly capacity?: number | undefined } & MemoryPolicy
+): Layer.Layer<MemoryStore> => Layer.sync(MemoryStore, () => MemoryStore.of(makeMemory(options)))
 
 /**
- * A memory store on the `SqlClient` in context (SQLite or PostgreSQL). It
- * brings its table up to date when built. It keeps every entry until it is
- * deleted.
+ * A memory store on the `SqlClient` in context (SQLite or PostgreSQL), that
+ * forgets by the policy. It brings its table up to date when built.
+ *
+ * @category layers
+ * @since 0.3.0
+ */
+export const layerSqlWith = (policy?: MemoryPolicy): Layer.Layer<MemoryStore, StoreError, SqlClient.SqlClient> =>
+  Layer.effect(
+    MemoryStore,
+    Effect.map(sqlStore.make, (primitives) => MemoryStore.of(fromPrimitives(primitives, policy)))
+  )
+
+/**
+ * A memory store on the `SqlClient` in context (SQLite or PostgreSQL), with
+ * the default policy. It brings its table up to date when built.
  *
  * @category layers
  * @since 0.1.0
  */
-export const layerSql: Layer.Layer<MemoryStore, StoreError, SqlClient.SqlClient> = Layer.effect(
-  MemoryStore,
-  Effect.map(sqlStore.make, (primitives) => MemoryStore.of(fromPrimitives(primitives)))
-)
+export const layerSql: Layer.Layer<MemoryStore, StoreError, SqlClient.SqlClient> = layerSqlWith()
 
 /**
  * A memory store in a SQLite file (default `<cwd>/.ugent/ugent.db`). Every
@@ -409,3 +553,34 @@ export const layerSqlite = (options: SqliteOptions = {}): Layer.Layer<MemoryStor
  */
 export const layerPg = (options: PgOptions): Layer.Layer<MemoryStore, StoreError> =>
   layerSql.pipe(Layer.provide(databases.pg("memory", options)))
+
+/**
+ * The file a result shows, when it shows one: the path and hash of the one
+ * read proof it carries (a result with none, or with proofs of several
+ * files, has no single source). Keep it with the result (`PutInput.source`).
+ *
+ * **Example** (A read's result names its file)
+ * ```ts
+ * import { ReadProof } from "@ugent/core"
+ * import { MemoryStore } from "@ugent/wrappers"
+ * import { Effect } from "effect"
+ * const proof = Effect.runSync(ReadProof.issue({ path: "notes.md", content: "hi\n", coverage: { _tag: "Whole" } }))
+ * console.log(MemoryStore.sourceOf({ content: "1\thi", proof })?.path, MemoryStore.sourceOf({ n: 1 }))
+ * // => notes.md undefined
+ * ```
+ *
+ * @category getters
+ * @since 0.3.0
+ */
+export const sourceOf = (output: unknown): { readonly path: string; readonly hash: string } | undefined => {
+  const found: Array<ReadProof.ReadProof> = []
+  const walk = (v: unknown, depth: number): void => {
+    if (depth > 4 || found.length > 1) return
+    if (ReadProof.isProofLike(v)) found.push(v)
+    else if (Array.isArray(v)) for (const x of v) walk(x, depth + 1)
+    else if (typeof v === "object" && v !== null) for (const x of Object.values(v)) walk(x, depth + 1)
+  }
+  walk(output, 0)
+  const [proof] = found
+  return found.length === 1 && proof !== undefined ? { path: proof.path, hash: proof.hash } : undefined
+}

@@ -87,6 +87,8 @@ export interface BatchOptions {
 export interface StoreOptions extends BatchOptions {
   readonly traces?: TraceStore.TraceOptions | undefined
   readonly audit?: AuditStore.AuditOptions | undefined
+  /** How working memory forgets (`MemoryStore.MemoryPolicy`: a time to live, a size cap per caller). */
+  readonly memory?: MemoryStore.MemoryPolicy | undefined
 }
 
 /**
@@ -123,11 +125,14 @@ export type Stores =
  * @category layers
  * @since 0.1.0
  */
-export const layerMemory = (options?: { readonly traces?: TraceStore.TraceOptions | undefined }): Layer.Layer<Stores> =>
+export const layerMemory = (options?: {
+  readonly traces?: TraceStore.TraceOptions | undefined
+  readonly memory?: MemoryStore.MemoryPolicy | undefined
+}): Layer.Layer<Stores> =>
   Layer.mergeAll(
     TraceStore.layerMemory(options?.traces),
     AuditStore.layerMemory(),
-    MemoryStore.layerMemory(),
+    MemoryStore.layerMemory(options?.memory),
     KeyValueStore.layerMemory
   )
 
@@ -142,7 +147,7 @@ export const layerSql = (options?: StoreOptions): Layer.Layer<Stores, StoreError
   Layer.mergeAll(
     TraceStore.layerSql({ ...options, ...options?.traces }),
     AuditStore.layerSqlWith(options?.audit ?? {}),
-    MemoryStore.layerSql,
+    MemoryStore.layerSqlWith(options?.memory),
     KeyValueStore.layerSql({ table: "ugent_kv" })
   )
 

@@ -25,7 +25,16 @@ import { Context, Effect, Option, Schema } from "effect"
 import { dual } from "effect/Function"
 import { canonicalJson } from "./internal/canonical.ts"
 import { jsonOf, optionEncoder } from "./internal/jsonValue.ts"
-import { entryOf, linesOf, type MemoryEntry, MemoryNotFound, MemoryStore, rangeOf } from "./MemoryStore.ts"
+import {
+  entryOf,
+  linesOf,
+  type MemoryEntry,
+  MemoryNotFound,
+  MemoryStore,
+  rangeOf,
+  SourceCheck,
+  sourceOf
+} from "./MemoryStore.ts"
 import { StoreError } from "./StoreError.ts"
 
 /**
@@ -198,7 +207,8 @@ const summarized: {
             max
           )
           const owner = yield* callerId
-          const memoryId = yield* memory.put({ tool: path, content, summary, owner })
+          const source = sourceOf(output)
+          const memoryId = yield* memory.put({ tool: path, content, summary, owner, ...(source ? { source } : {}) })
           const names = yield* MemoryTools
           return {
             memoryId,
@@ -249,8 +259,35 @@ export const ReadOutput = Schema.Struct({
   end: Schema.Int,
   total: Schema.Int,
   hasMore: Schema.Boolean,
-  next: Schema.optionalKey(Schema.String)
+  next: Schema.optionalKey(Schema.String),
+  /**
+   * The entry was kept from a file that changed (or was deleted) since: what
+   * it holds is no longer the file's content; `next` reads the file afresh.
+   */
+  stale: Schema.optionalKey(
+    Schema.Struct({
+      path: Schema.String,
+      reason: Schema.Literals(["changed", "deleted"]),
+      next: Schema.optionalKey(Schema.String)
+    })
+  )
 })
+
+/** Whether the file an entry was kept from changed since, as the host checks it (`MemoryStore.SourceCheck`). */
+const staleness = (entry: MemoryEntry) =>
+  Effect.gen(function* () {
+    if (entry.source === undefined) return {}
+    const check = yield* SourceCheck
+    const found = yield* check(entry.source)
+    if (found.state !== "changed" && found.state !== "deleted") return {}
+    return {
+      stale: {
+        path: entry.source.path,
+        reason: found.state,
+        ...(found.next === undefined ? {} : { next: found.next })
+      }
+    }
+  })
 
 /**
  * `memory.read`: reads a result kept by {@link Summarized}, whole or in part.
@@ -258,7 +295,9 @@ export const ReadOutput = Schema.Struct({
  * characters from `offset` (default 0), `length` at a time (default 4,000).
  * When there is more, `next` says how to read on (with the name from
  * {@link MemoryTools}). An unknown id, or the id of another caller's entry,
- * fails with `MemoryNotFound`.
+ * fails with `MemoryNotFound`. An entry kept from a file that changed since
+ * says so in `stale` (checked by `MemoryStore.SourceCheck`), with the call
+ * that reads the file afresh.
  *
  * **Example** (Summarize, then read the details)
  * ```ts
@@ -300,6 +339,7 @@ export const memoryRead: Tool.Tool<
       const entry = yield* (yield* MemoryStore).get(input.id)
       if (!readableBy(entry, yield* callerId)) return yield* Effect.fail(new MemoryNotFound({ id: input.id }))
       const { read } = yield* MemoryTools
+      const stale = yield* staleness(entry)
       if (input.line !== undefined) {
         const part = linesOf(entry, input.line, input.lines ?? 200)
         return {
@@ -310,7 +350,8 @@ export const memoryRead: Tool.Tool<
           end: part.end,
           total: part.lines,
           hasMore: part.hasMore,
-          ...(part.hasMore ? { next: nextHint(read, part.id, { line: part.end + 1 }) } : {})
+          ...(part.hasMore ? { next: nextHint(read, part.id, { line: part.end + 1 }) } : {}),
+          ...stale
         }
       }
       const part = rangeOf(entry, input.offset ?? 0, input.length ?? 4000)
@@ -323,8 +364,52 @@ export const memoryRead: Tool.Tool<
         end,
         total: part.size,
         hasMore: part.hasMore,
-        ...(part.hasMore ? { next: nextHint(read, part.id, { offset: end }) } : {})
+        ...(part.hasMore ? { next: nextHint(read, part.id, { offset: end }) } : {}),
+        ...stale
       }
+    })
+})
+
+/**
+ * `memory.delete`: forgets one of the caller's entries now. An unknown id, or
+ * the id of another caller's entry, fails with `MemoryNotFound`.
+ *
+ * **Example** (Forget a result)
+ * ```ts
+ * import { Trust } from "@ugent/core"
+ * import { MemoryStore, Summarized } from "@ugent/wrappers"
+ * import { Effect, Layer } from "effect"
+ * const program = Effect.gen(function* () {
+ *   yield* (yield* MemoryStore.MemoryStore).put({ id: "m-1", tool: "t", content: "old", summary: "" })
+ *   const done = yield* Summarized.delete.run({ id: "m-1" })
+ *   const again = yield* Effect.flip(Summarized.read.run({ id: "m-1" }))
+ *   return [done.deleted, again._tag]
+ * })
+ * console.log(Effect.runSync(program.pipe(Effect.provide(Layer.merge(MemoryStore.layerMemory(), Trust.grant(0))))))
+ * // => [ true, 'MemoryNotFound' ]
+ * ```
+ *
+ * @category tools
+ * @since 0.3.0
+ */
+export const memoryDelete: Tool.Tool<
+  { readonly id: string },
+  { readonly id: string; readonly deleted: true },
+  MemoryNotFound | StoreError,
+  MemoryStore | Trust.L0
+> = Tool.make({
+  name: "memory.delete",
+  description: "Forgets one of your results kept in working memory, by its id, now (it would expire anyway).",
+  input: Schema.Struct({ id: Schema.String }),
+  output: Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) }),
+  failure: Schema.Union([MemoryNotFound, StoreError]),
+  run: (input) =>
+    Effect.gen(function* () {
+      const memory = yield* MemoryStore
+      const entry = yield* memory.get(input.id)
+      if (!readableBy(entry, yield* callerId)) return yield* Effect.fail(new MemoryNotFound({ id: input.id }))
+      if (!(yield* memory.delete(input.id))) return yield* Effect.fail(new MemoryNotFound({ id: input.id }))
+      return { id: input.id, deleted: true as const }
     })
 })
 
@@ -353,7 +438,11 @@ export const ListedEntry = Schema.Struct({
   summary: Schema.String,
   size: Schema.Int,
   lines: Schema.Int,
-  createdAt: Schema.Number
+  createdAt: Schema.Number,
+  /** When it is forgotten (epoch milliseconds). */
+  expiresAt: Schema.optionalKey(Schema.Number),
+  /** The file it was kept from (a read after the file changed says so). */
+  source: Schema.optionalKey(Schema.String)
 })
 
 /**
@@ -408,9 +497,16 @@ export const memoryList: Tool.Tool<typeof ListInput.Type, typeof ListOutput.Type
         const owner = (yield* callerId) ?? null
         const found = yield* (yield* MemoryStore).list({ owner, limit: limit + 1, tool: input.tool })
         return {
-          entries: found
-            .slice(0, limit)
-            .map(({ id, tool, summary, size, lines, createdAt }) => ({ id, tool, summary, size, lines, createdAt })),
+          entries: found.slice(0, limit).map(({ id, tool, summary, size, lines, createdAt, expiresAt, source }) => ({
+            id,
+            tool,
+            summary,
+            size,
+            lines,
+            createdAt,
+            ...(expiresAt === undefined ? {} : { expiresAt }),
+            ...(source === undefined ? {} : { source: source.path })
+          })),
           hasMore: found.length > limit
         }
       })
@@ -421,8 +517,8 @@ export const memoryList: Tool.Tool<typeof ListInput.Type, typeof ListOutput.Type
  * documentation). The wrapped tool returns a {@link Summary} (its output
  * schema changes accordingly) and may fail with `StoreError` when the result
  * cannot be stored. Dual. At hand: `Summarized.read` (`memory.read`),
- * `Summarized.list` (`memory.list`), `Summarized.MemoryTools` (the names in
- * hints) and `Summarized.nextHint`.
+ * `Summarized.list` (`memory.list`), `Summarized.delete` (`memory.delete`),
+ * `Summarized.MemoryTools` (the names in hints) and `Summarized.nextHint`.
  *
  * @category wrappers
  * @since 0.1.0
@@ -430,6 +526,7 @@ export const memoryList: Tool.Tool<typeof ListInput.Type, typeof ListOutput.Type
 export const Summarized: typeof summarized & {
   readonly read: typeof memoryRead
   readonly list: typeof memoryList
+  readonly delete: typeof memoryDelete
   readonly MemoryTools: typeof MemoryTools
   readonly nextHint: typeof nextHint
-} = Object.assign(summarized, { read: memoryRead, list: memoryList, MemoryTools, nextHint })
+} = Object.assign(summarized, { read: memoryRead, list: memoryList, delete: memoryDelete, MemoryTools, nextHint })

@@ -21,7 +21,7 @@ import {
   CircuitBreaker,
   type CircuitBreakerOptions,
   Journal,
-  type MemoryStore,
+  MemoryStore,
   type OnStoreErrorPolicy,
   RateLimited,
   TimedOut,
@@ -309,7 +309,8 @@ export const make = (services: Services): Road => {
           budgetTokens: route.budgetTokens,
           memory: services.memory,
           present: presentation(route, output, decoded),
-          owner: observer.id
+          owner: observer.id,
+          source: MemoryStore.sourceOf(output)
         })
         if (over !== undefined) return { value: over, text: JSON.stringify(over) }
       }

@@ -63,10 +63,11 @@ export const memory: Backend = {
     // One set of stores per database, so "reopening" sees the same data (the trace store as first opened).
     let traces: TraceStore.TraceStoreShape | undefined
     const audit = AuditStore.makeMemory()
-    const memory = MemoryStore.makeMemory()
+    let memory: MemoryStore.MemoryStoreShape | undefined
     const kv = Effect.runSync(Effect.scoped(Layer.build(KeyValueStore.layerMemory)))
     const open = (options?: Stores.StoreOptions) => {
       traces ??= TraceStore.makeMemory(suiteOptions(options).traces)
+      memory ??= MemoryStore.makeMemory(options?.memory)
       return Layer.mergeAll(
         Layer.succeed(TraceStore.TraceStore, traces),
         Layer.succeed(AuditStore.AuditStore, audit),

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Boundary, Observer, Tool, Trust } from "@ugent/core"
+import { Boundary, Observer, ReadProof, Tool, Trust } from "@ugent/core"
 import { MemoryStore, memoryList, memoryRead, Summarized } from "@ugent/wrappers"
 import { Effect, Exit, Layer, Schema } from "effect"
 import { TestClock } from "effect/testing"
@@ -174,7 +174,9 @@ describe("Summarized", () => {
           summary: `25 line(s), ${lines(25).length} chars. Starts: src/file0.ts:1: const match = 0`,
           size: lines(25).length,
           lines: 25,
-          createdAt: 24
+          createdAt: 24,
+          // Forgotten a day after it was stored (the default time to live).
+          expiresAt: 24 + 86_400_000
         })
         const all = yield* memoryList.run({ limit: 100 }).pipe(as("alice"))
         assert.strictEqual(all.entries.length, 25)
@@ -198,6 +200,62 @@ describe("Summarized", () => {
           assert.isFalse(result.ok, `limit ${limit}`)
         }
       }).pipe(Effect.provide(env))
+    )
+  })
+
+  describe("forgetting and staleness", () => {
+    it.effect("memory.delete forgets the caller's own entry; another caller's is MemoryNotFound and stays", () =>
+      Effect.gen(function* () {
+        const mine = yield* Summarized(grep).run({ n: 2 }).pipe(as("alice"))
+        const theirs = yield* Summarized(grep).run({ n: 2 }).pipe(as("bob"))
+        assert.deepStrictEqual(yield* Summarized.delete.run({ id: mine.memoryId }).pipe(as("alice")), {
+          id: mine.memoryId,
+          deleted: true
+        })
+        assert.strictEqual(
+          (yield* Effect.flip(memoryRead.run({ id: mine.memoryId }).pipe(as("alice"))))._tag,
+          "MemoryNotFound"
+        )
+        const refused = yield* Effect.flip(Summarized.delete.run({ id: theirs.memoryId }).pipe(as("alice")))
+        assert.strictEqual(refused._tag, "MemoryNotFound")
+        assert.strictEqual((yield* memoryRead.run({ id: theirs.memoryId }).pipe(as("bob"))).content, lines(2))
+      }).pipe(Effect.provide(env))
+    )
+
+    it.effect(
+      "a result kept from a file says, when read after the file changed, that it is stale and how to read it afresh",
+      () =>
+        Effect.gen(function* () {
+          const proof = yield* ReadProof.issue({ path: "notes.md", content: "v1\n", coverage: { _tag: "Whole" } })
+          const read = Tool.make({
+            name: "file.read",
+            description: "Reads.",
+            input: Schema.Struct({ path: Schema.String }),
+            output: Schema.Struct({ content: Schema.String, proof: ReadProof.ReadProofFromToken }),
+            run: () => Effect.succeed({ content: "v1", proof })
+          })
+          const { memoryId } = yield* Summarized(read).run({ path: "notes.md" })
+          assert.deepStrictEqual((yield* MemoryStore.MemoryStore.use((m) => m.get(memoryId))).source, {
+            path: "notes.md",
+            hash: proof.hash
+          })
+          let now: MemoryStore.SourceState = { state: "unchanged" }
+          const checked = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+            Effect.provideService(effect, MemoryStore.SourceCheck, () => Effect.succeed(now))
+          assert.isFalse("stale" in (yield* checked(memoryRead.run({ id: memoryId }))))
+          now = { state: "changed", next: 'file.read {"path":"notes.md"}' }
+          const stale = yield* checked(memoryRead.run({ id: memoryId, line: 1 }))
+          assert.deepStrictEqual(stale.stale, {
+            path: "notes.md",
+            reason: "changed",
+            next: 'file.read {"path":"notes.md"}'
+          })
+          now = { state: "deleted" }
+          assert.deepStrictEqual((yield* checked(memoryRead.run({ id: memoryId }))).stale, {
+            path: "notes.md",
+            reason: "deleted"
+          })
+        }).pipe(Effect.provide(env))
     )
   })
 

@@ -106,6 +106,16 @@ const memory = {
     const sql = yield* SqlClient.SqlClient
     yield* sql`ALTER TABLE ugent_memory ADD COLUMN owner TEXT`
     yield* sql`CREATE INDEX ugent_memory_owner ON ugent_memory (owner, created_at, id)`
+  }),
+  // Forgetting: when an entry was last used (the least recently used go first past a caller's cap), when it
+  // expires, and the file it was kept from with that file's hash then (a read after the file changed says so).
+  "3_add_usage": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`ALTER TABLE ugent_memory ADD COLUMN used_at ${real(sql)}`
+    yield* sql`ALTER TABLE ugent_memory ADD COLUMN expires_at ${real(sql)}`
+    yield* sql`ALTER TABLE ugent_memory ADD COLUMN source_path TEXT`
+    yield* sql`ALTER TABLE ugent_memory ADD COLUMN source_hash TEXT`
+    yield* sql`CREATE INDEX ugent_memory_expires ON ugent_memory (expires_at)`
   })
 }
 
