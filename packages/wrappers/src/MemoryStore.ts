@@ -280,7 +280,12 @@ export class MemoryStore extends Context.Service<MemoryStore, MemoryStoreShape>(
  * @since 0.1.0
  */
 export const entryOf = (
-  input: PutInput & { readonly id: string; readonly createdAt: number; readonly expiresAt?: number | undefined }
+  input: PutInput & {
+    readonly id: string
+    readonly createdAt: number
+    readonly expiresAt?: number | undefined
+    readonly usedAt?: number | undefined
+  }
 ): MemoryEntry => {
   const text = typeof input.content === "string"
   const content = typeof input.content === "string" ? input.content : JSON.stringify(input.content, null, 2)
@@ -293,7 +298,7 @@ export const entryOf = (
     lines: countLines(content),
     createdAt: input.createdAt,
     ...(input.owner === undefined ? {} : { owner: input.owner }),
-    usedAt: input.createdAt,
+    usedAt: input.usedAt ?? input.createdAt,
     ...(input.expiresAt === undefined ? {} : { expiresAt: input.expiresAt }),
     ...(input.source === undefined ? {} : { source: { path: input.source.path, hash: input.source.hash } }),
     content
@@ -383,6 +388,12 @@ export const fromPrimitives = (primitives: model.MemoryPrimitives, policy?: Memo
   const ttlMillis = Duration.isFinite(ttl) ? Duration.toMillis(ttl) : undefined
   const cap = policy?.maxCharsPerOwner ?? defaultPolicy.maxCharsPerOwner
   const now = Effect.clockWith((clock) => clock.currentTimeMillis)
+  // Times of use strictly increase in this process, so uses within one millisecond keep their order.
+  let lastUse = 0
+  const stamp = (at: number) => {
+    lastUse = Math.max(at, lastUse + 0.001)
+    return lastUse
+  }
   const get = (id: string) =>
     Effect.gen(function* () {
       const entry = yield* primitives.read(id)
@@ -392,8 +403,9 @@ export const fromPrimitives = (primitives: model.MemoryPrimitives, policy?: Memo
         yield* primitives.delete(id)
         return yield* new MemoryNotFound({ id })
       }
-      yield* primitives.touch(id, at)
-      return { ...entry, usedAt: at }
+      const usedAt = stamp(at)
+      yield* primitives.touch(id, usedAt)
+      return { ...entry, usedAt }
     })
   /** Deletes the owner's least recently used entries while they pass the cap, never `keep`. */
   const trim = (owner: string | undefined, keep: string, at: number) =>
@@ -417,7 +429,7 @@ export const fromPrimitives = (primitives: model.MemoryPrimitives, policy?: Memo
         const id = input.id ?? (yield* makeId)
         const createdAt = yield* now
         const expiresAt = ttlMillis === undefined ? undefined : createdAt + ttlMillis
-        yield* primitives.write(entryOf({ ...input, id, createdAt, expiresAt }))
+        yield* primitives.write(entryOf({ ...input, id, createdAt, expiresAt, usedAt: stamp(createdAt) }))
         yield* primitives.sweep(createdAt)
         yield* trim(input.owner, id, createdAt)
         return id
