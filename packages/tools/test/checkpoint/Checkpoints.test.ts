@@ -184,6 +184,30 @@ describe("checkpoints", () => {
       )
   )
 
+  it.effect("a file that cannot be written back undoes what the restore already wrote: all or nothing", () =>
+    withCheckpoints((fx) =>
+      Effect.gen(function* () {
+        fx.file("a.txt", "alpha\n")
+        fx.file("dir/c.txt", "sea\n")
+        yield* Write.write.run({ path: "a.txt", content: "ALPHA\n", proof: (yield* read("a.txt")).proof })
+        const [write] = (yield* Checkpoint.list.run({})).checkpoints
+        // A deletion recorded as the shell records one, then the directory becomes a file: c.txt cannot come back.
+        rmSync(fx.at("dir"), { recursive: true })
+        const ws = yield* Workspace.Workspace
+        yield* ws.checkpoints!.record([
+          { path: "dir/c.txt", before: new TextEncoder().encode("sea\n"), after: undefined }
+        ])
+        writeFileSync(fx.at("dir"), "a file now\n")
+        const failed = yield* Effect.flip(restore(write!.id))
+        assert.strictEqual(failed._tag, "NotADirectory")
+        // a.txt (restored first, in path order) was put back as it was: nothing half done.
+        assert.strictEqual(readFileSync(fx.at("a.txt"), "utf8"), "ALPHA\n")
+        assert.strictEqual(readFileSync(fx.at("dir"), "utf8"), "a file now\n")
+        assert.strictEqual((yield* Checkpoint.list.run({})).total, 2)
+      })
+    )
+  )
+
   it.effect("two restores at once: one runs, the other is refused as busy", () =>
     withCheckpoints((fx) =>
       Effect.gen(function* () {
