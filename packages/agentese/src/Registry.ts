@@ -221,7 +221,7 @@ export const make = (all: ReadonlyArray<Entry>): RegistryShape => {
         toolTrust: entry.tool.trust,
         effects: { ...entry.tool.effects },
         annotations: annotationsOf(entry),
-        input: Boundary.jsonSchema(entry.tool.input)
+        input: Boundary.jsonSchema(entry.tool.input, { onExcessProperty: "error" })
       },
       { output: () => Boundary.jsonSchema(entry.tool.output), failure: () => Boundary.jsonSchema(entry.tool.failure) }
     )
