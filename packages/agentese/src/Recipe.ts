@@ -95,6 +95,23 @@ export const RecipeSchema = Schema.Struct({
       commands: Schema.Array(Schema.String)
     })
   ),
+  /**
+   * Names no tool reads, writes or lists and a shell command sees empty
+   * (picomatch globs, as the workspace's blocked names: `"*.sqlite"`,
+   * `"config/prod/**"`). They are added to the built-in names of files that
+   * hold secrets (environment files, keys, credential stores), `.git` and
+   * `.ugent`, which no recipe removes. The server's recipe sets them for
+   * its workspace.
+   */
+  blocked: Schema.optionalKey(
+    Schema.Array(
+      Schema.String.check(
+        Schema.isPattern(/^[^!]/, {
+          message: "a blocked pattern adds names and cannot start with ! (the built-in secret names cannot be removed)"
+        })
+      )
+    )
+  ),
   /** Whether shell commands may use the network (default false: the sandbox has none). */
   shellNetwork: Schema.optionalKey(Schema.Boolean),
   /** The largest result a call returns, in estimated tokens (characters / 4); a larger one goes to working memory. */

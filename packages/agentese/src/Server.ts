@@ -250,9 +250,10 @@ export const overridesOf = (options: Options): Invoke.InvokerOptions => ({
  * @since 0.1.0
  */
 export const layer = (options: Options) => {
+  // The recipe adds blocked names to the built-in ones (never removes them), for every tool and the shell's masks.
   const workspace = Workspace.layer({
     root: options.root,
-    ...(options.writable !== undefined ? { policy: { writable: options.writable } } : {})
+    policy: { writable: options.writable, blocked: options.recipe?.blocked }
   })
   // One stores layer, shared by the road (traces, audit) and the families (working memory).
   const stores = storesLayer(options)

@@ -17,6 +17,7 @@ import {
   loopbackServer,
   outside,
   output,
+  own,
   processesWith,
   sandboxGate,
   scratch,
@@ -136,6 +137,25 @@ describe.skipIf(gate.skip)(`threats.md §Shell (19-23, 39)${gate.note}`, () => {
       expect(run.exitCode).toBe(0)
       // The host's files are intact.
       expect(fs.readFileSync(path.join(ws.root, ".env"), "utf8")).toContain(ws.secrets[0]!)
+    })
+
+    it("a name the policy adds (a recipe's blocked) is masked like the built-in ones; a source file about secrets is not", async () => {
+      const ws = workspace()
+      fs.mkdirSync(path.join(ws.root, "data"))
+      fs.writeFileSync(path.join(ws.root, "data", "app.sqlite"), "rows-of-users\n")
+      fs.writeFileSync(path.join(ws.root, "secretStore.ts"), "export const store = 1\n")
+      fs.writeFileSync(path.join(ws.root, ".env.example"), "API_KEY=\n")
+      own(ws.root)
+      const run = await withSandbox(
+        ws.root,
+        bash.run({
+          command: "cat data/app.sqlite; echo -n '|'; cat .env; echo -n '|'; cat secretStore.ts .env.example"
+        }),
+        undefined,
+        { blocked: ["*.sqlite"] }
+      )
+      expect(run.stdout).toBe("||export const store = 1\nAPI_KEY=\n")
+      expect(fs.readFileSync(path.join(ws.root, "data", "app.sqlite"), "utf8")).toBe("rows-of-users\n")
     })
 
     it("threat 39: a secret added between calls is masked in the next call, however old its directory was", async () => {
