@@ -56,8 +56,8 @@ export const RecipeSchema = Schema.Struct({
   requireApproval: Schema.optionalKey(Schema.Array(Schema.String)),
   /** How many calls one model response may make (EXECUTE lines, tool_call blocks, pipeline steps). */
   maxCallsPerResponse: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))),
-  /** The profile whose defaults apply where this recipe says nothing: `local` (one agent) or `shared` (a room). */
-  profile: Schema.optionalKey(Schema.Literals(["local", "shared"])),
+  /** The profile whose defaults apply where this recipe says nothing: `local` (one agent), `team` (a few people's agents) or `shared` (a room). */
+  profile: Schema.optionalKey(Schema.Literals(["local", "team", "shared"])),
   /** Rate limits over every caller and path. */
   globalRateLimits: Schema.optionalKey(Limits),
   /** Rate limits of this caller, over all paths. */

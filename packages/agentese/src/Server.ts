@@ -6,7 +6,7 @@
  * breakers (in memory, or in Redis to share them across machines), the loop
  * detector, the sessions, the event hub, and the caller: an `Observer` with
  * its trust level and `Recipe`, fixed by the server's options (never by a
- * request). The profile (`local` or `shared`), the recipe and the options
+ * request). The profile (`local`, `team` or `shared`), the recipe and the options
  * set the limits. Every projection (CLI, HTTP, MCP, Toolkit, an agent loop)
  * runs on this one layer.
  *
