@@ -19,6 +19,11 @@ describe("npm start", () => {
       maxBuffer: 16 * 1024 * 1024
     })
     expect(stdout).toMatch(/^# ugent-monorepo: project report\n/)
+    // It opens with what the project is and how to start it, and a test fixture's string is no TODO.
+    expect(stdout).toMatch(
+      /\n\nugent-monorepo: ugent, a TypeScript library of [^\n]*To start: `npm install`, then `npm start`; the tests: `npm test`\.\n/
+    )
+    expect(stdout).not.toContain("ModelTool.test.ts")
     for (const title of ["## Last active area", "## Current state", "## Suggested next steps", "## Based on"]) {
       expect(stdout).toContain(title)
     }
