@@ -172,9 +172,9 @@ describe.skipIf(gate.skip)(`threats.md §Shell (19-23, 39)${gate.note}`, () => {
           // The first call remembers the settled directories; the second must see what changed in them.
           yield* bash.run({ command: "true" })
           fs.writeFileSync(path.join(sub, ".env.local"), `${late}\n`)
-          fs.writeFileSync(path.join(ws.root, "prod.secret"), `${late}\n`)
+          fs.writeFileSync(path.join(ws.root, "prod.key"), `${late}\n`)
           fs.linkSync(path.join(ws.root, ".env"), path.join(ws.root, "notes.txt"))
-          return yield* bash.run({ command: "cat sub/.env.local prod.secret notes.txt" })
+          return yield* bash.run({ command: "cat sub/.env.local prod.key notes.txt" })
         })
       )
       expect(read.exitCode).toBe(0)
