@@ -9,7 +9,7 @@
  *    write without a proof (refused), edit with it (accepted), search, and
  *    run the calls a model wrote in its reply.
  *
- * Run it with `npm start`.
+ * Run it with `npm run quickstart`.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"

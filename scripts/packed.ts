@@ -11,7 +11,7 @@
  * `#!/usr/bin/env node` script) runs on it.
  */
 import { execFile } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { delimiter, dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -99,7 +99,9 @@ export const installPacked = async (options: { readonly extra?: ReadonlyArray<st
       .map((f) => join(packs, f))
     if (tarballs.length !== workspaces.length)
       throw new Error(`expected ${workspaces.length} tarballs, got ${tarballs}`)
-    writeFileSync(join(dir, "package.json"), `${JSON.stringify({ name: "consumer", private: true, type: "module" })}\n`)
+    // The project as the root README makes it: npm init, then ES modules (npm 11 writes "type": "commonjs").
+    await npm(["init", "-y"], dir)
+    await npm(["pkg", "set", "type=module"], dir)
     await npm(
       [
         "install",

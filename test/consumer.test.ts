@@ -26,8 +26,8 @@ import { type Installed, installPacked, registryReachable, repository, userEnv, 
 const here = join(repository, "test", "consumer")
 const readme = readFileSync(join(repository, "README.md"), "utf8")
 
-/** The command line the README's MCP configurations run (with the workspace and trust level filled in). */
-const mcpCommand = (root: string) => ["npx", "-y", "@ugent/agentese", "mcp", "--root", root, "--trust", "L1"] as const
+/** The command line the README's MCP configurations run: the installed bin, with the workspace and trust level. */
+const mcpCommand = (bin: string, root: string) => [bin, "mcp", "--root", root, "--trust", "L1"] as const
 
 interface Run {
   readonly code: number | null
@@ -172,6 +172,33 @@ describe.skipIf(!reachable)(
       expect(result.stdout).toBe("laws hold: true\npipeline: { path: 'notes.md', lines: 2 }\nroad: 2\n")
     })
 
+    it("the project is made as the README says (npm init -y, npm pkg set type=module), and the test runners stay out", () => {
+      const manifest = JSON.parse(readFileSync(join(project, "package.json"), "utf8")) as Record<string, unknown>
+      expect(manifest.type).toBe("module")
+      // @ugent/laws' vitest and @effect/vitest are optional peers: an install does not bring them (nor vite).
+      for (const name of ["vitest", "@effect/vitest", "vite"]) {
+        expect(existsSync(join(project, "node_modules", name)), name).toBe(false)
+      }
+      const laws = JSON.parse(readFileSync(join(project, "node_modules/@ugent/laws/package.json"), "utf8")) as {
+        peerDependenciesMeta: Record<string, { optional: boolean }>
+      }
+      expect(laws.peerDependenciesMeta.vitest?.optional).toBe(true)
+      expect(laws.peerDependenciesMeta["@effect/vitest"]?.optional).toBe(true)
+    })
+
+    it("Laws without vitest says what to install, and RuleSet.check needs nothing more", async () => {
+      writeFileSync(
+        join(project, "laws.js"),
+        [
+          'import { Laws } from "@ugent/laws"',
+          "try { Laws.checkAll('x', undefined) } catch (e) { console.log(e.message) }"
+        ].join("\n")
+      )
+      const result = await run(process.execPath, ["laws.js"], project)
+      expect(result.code, result.stderr).toBe(0)
+      expect(result.stdout).toContain("npm install -D vitest @effect/vitest, or check them with RuleSet.check")
+    })
+
     it("a .ts file runs the same (Node strips its types), and tsc (nodenext, strict) accepts it and reports its deliberate error", async () => {
       const ran = await run(process.execPath, ["pipeline.ts"], project)
       expect(ran.code, ran.stderr).toBe(0)
@@ -298,19 +325,23 @@ describe.skipIf(!reachable)(
         ctx.skip(`no Node older than 22.19 on the PATH (found ${found ?? "none"} ${version ?? ""})`)
         return
       }
+      const line = `ugent: needs Node.js 22.19 or newer, and this is Node.js ${version!.slice(1)}; install a newer Node (https://nodejs.org) and run it again.\n`
       const result = await run(found, [installed.bin, "list"], work)
       expect(result.code).toBe(1)
-      expect(result.stderr).toBe(
-        `ugent: needs Node.js 22.19 or newer, and this is Node.js ${version!.slice(1)}; install a newer Node (https://nodejs.org) and run it again.\n`
-      )
+      expect(result.stderr).toBe(line)
+      // The library says the same, in one line, instead of ERR_UNKNOWN_BUILTIN_MODULE node:sqlite.
+      const library = await run(found, ["pipeline.js"], project)
+      expect(library.code).toBe(1)
+      expect(library.stderr).toBe(line)
     })
 
     it("the MCP SDK client connects to ugent mcp started with the README's command line, and calls a tool", async () => {
-      const [command, ...args] = mcpCommand(work)
+      // Started from another directory, as a client does: nothing is resolved from the project or a registry.
+      const [command, ...args] = mcpCommand(installed.bin, work)
       const transport = new StdioClientTransport({
         command,
         args,
-        cwd: project,
+        cwd: work,
         env: userEnv() as Record<string, string>,
         stderr: "pipe"
       })
@@ -331,13 +362,20 @@ describe.skipIf(!reachable)(
       for (const file of ["pipeline.js", "pipeline.ts", "tsconfig.json"]) {
         expect(readme, `README shows test/consumer/${file}`).toContain(readFileSync(join(here, file), "utf8"))
       }
-      const [command, ...args] = mcpCommand("/path/to/project")
+      const [command, ...args] = mcpCommand("/path/to/my-app/node_modules/.bin/ugent", "/path/to/project")
       expect(readme).toContain(`claude mcp add ugent -- ${[command, ...args].join(" ")}`)
       expect(readme).toContain(`"command": "${command}"`)
       expect(readme).toContain(`"args": [${args.map((a) => `"${a}"`).join(", ")}]`)
+      // The install route this test takes (scripts/packed.ts): pack every workspace, a project made with npm
+      // init and type=module, the tarballs and effect installed.
       expect(readme).toContain(
-        "npm install @ugent/core @ugent/tools @ugent/wrappers @ugent/agentese @ugent/laws effect"
+        `npm pack ${workspaces.map((w) => `-w ${w}`).join(" ")} --pack-destination ../ugent-packs`
       )
+      expect(readme).toContain("npm init -y && npm pkg set type=module")
+      expect(readme).toContain("npm install ../ugent-packs/*.tgz effect")
+      // Said first: the packages are not in the registry yet, and no configuration starts them from it.
+      expect(readme.indexOf("Not in the npm registry yet")).toBeLessThan(readme.indexOf("## "))
+      expect(readme).not.toMatch(/"args": \["-y", "@ugent\/agentese"/)
     })
   }
 )

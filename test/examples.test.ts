@@ -5,8 +5,10 @@
 import { execFile } from "node:child_process"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { readFileSync } from "node:fs"
 import { promisify } from "node:util"
 import { describe, expect, it } from "vitest"
+import { userEnv } from "../scripts/packed.ts"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 
@@ -17,6 +19,11 @@ describe("npm start", () => {
       maxBuffer: 16 * 1024 * 1024
     })
     expect(stdout).toMatch(/^# ugent-monorepo: project report\n/)
+    // It opens with what the project is and how to start it, and a test fixture's string is no TODO.
+    expect(stdout).toMatch(
+      /\n\nugent-monorepo: ugent, a TypeScript library of [^\n]*To start: `npm install`, then `npm start`; the tests: `npm test`\.\n/
+    )
+    expect(stdout).not.toContain("ModelTool.test.ts")
     for (const title of ["## Last active area", "## Current state", "## Suggested next steps", "## Based on"]) {
       expect(stdout).toContain(title)
     }
@@ -47,8 +54,19 @@ describe("examples", () => {
   })
 
   describe("adapters: each ecosystem's loop over the served paths, driven by its own mock model", () => {
-    const run = async (name: string) =>
-      (await promisify(execFile)(process.execPath, [join(root, `examples/adapters/${name}.ts`)], { cwd: root })).stdout
+    // Each runs as its header says, in a user's shell: no @ugent/source condition set by the test runner.
+    const run = async (name: string) => {
+      const file = `examples/adapters/${name}.ts`
+      const header = /Run it with `([^`]+)`/.exec(readFileSync(join(root, file), "utf8"))?.[1]
+      expect(header).toBe(`npm run example ${file}`)
+      const [command, ...args] = header!.split(" ")
+      return (
+        await promisify(execFile)(command!, [...args.slice(0, 2), "--silent", ...args.slice(2)], {
+          cwd: root,
+          env: userEnv()
+        })
+      ).stdout
+    }
 
     it("Vercel AI SDK: MockLanguageModelV4, the person's approval of an edit, the session's proof", async () => {
       const stdout = await run("vercel")

@@ -7,7 +7,8 @@
  * `TrustDenied`, which the model reads), then edits notes.md (the conversation's session supplies the
  * read proof), then answers.
  *
- * Run it with `node examples/adapters/anthropic.ts`.
+ * Run it with `npm run example examples/adapters/anthropic.ts` (the repository's Node, on the
+ * TypeScript sources; after `npm install`).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"

@@ -7,7 +7,8 @@
  * answered with a `ToolMessage` (`status: "error"` for a failure, the
  * outcome as its `artifact`).
  *
- * Run it with `node examples/adapters/langchain.ts`.
+ * Run it with `npm run example examples/adapters/langchain.ts` (the repository's Node, on the
+ * TypeScript sources; after `npm install`).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"

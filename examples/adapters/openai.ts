@@ -5,7 +5,8 @@
  * server answering as the API does: it reads notes.md, then edits it (the
  * conversation's session supplies the read proof), then answers.
  *
- * Run it with `node examples/adapters/openai.ts`.
+ * Run it with `npm run example examples/adapters/openai.ts` (the repository's Node, on the
+ * TypeScript sources; after `npm install`).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"

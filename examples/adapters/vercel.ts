@@ -6,7 +6,8 @@
  * the conversation) lets the edit run, and answers the road's own approval.
  * The conversation's session supplies the read proof to the edit.
  *
- * Run it with `node examples/adapters/vercel.ts`.
+ * Run it with `npm run example examples/adapters/vercel.ts` (the repository's Node, on the
+ * TypeScript sources; after `npm install`).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"

@@ -10,7 +10,6 @@
  * @since 0.1.0
  */
 import { Effect, type Layer } from "effect"
-import { describe, it } from "vitest"
 import * as ArrowTests from "./ArrowTests.ts"
 import * as CategoryTests from "./CategoryTests.ts"
 import * as CausalTests from "./CausalTests.ts"
@@ -19,6 +18,21 @@ import type * as Observation from "./Observation.ts"
 import * as Report from "./Report.ts"
 import * as RuleSet from "./RuleSet.ts"
 import * as WrapperTests from "./WrapperTests.ts"
+
+/**
+ * Vitest, when it is installed: an optional peer, needed only to register
+ * laws as tests, so the rest of the kit (`RuleSet.check`) loads without it.
+ */
+const vitest: typeof import("vitest") | undefined = await import("vitest").catch(() => undefined)
+
+const runner = (): typeof import("vitest") => {
+  if (vitest === undefined) {
+    throw new Error(
+      "Laws registers the laws as vitest tests, and vitest is not installed: npm install -D vitest @effect/vitest, or check them with RuleSet.check (no test runner needed)."
+    )
+  }
+  return vitest
+}
 
 /**
  * How laws are checked (seed, replay, runs, equality, services) plus the
@@ -67,6 +81,7 @@ export type ProvideFor<R> = [Exclude<R, Observation.Provided>] extends [never]
 export const checkAll = (name: string, ruleSet: RuleSet.RuleSet, options?: CheckOptions): void => {
   // Resolved once at registration, so every law of the block runs with the seed a failure prints.
   const seed = RuleSet.resolveSeed(options?.seed)
+  const { describe, it } = runner()
   describe(`${name} (${ruleSet.name} laws)`, () => {
     for (const { ruleSet: rs, law } of RuleSet.laws(ruleSet)) {
       it(

@@ -207,11 +207,12 @@ export const inputShape = (schema: JsonSchema.JsonSchema): InputShape => {
   if (s.type === "object") return { schema: schema as InputShape["schema"], unwrap: asIs }
   // An empty struct has no "type": its JSON Schema only excludes null.
   const not = s.not as { readonly type?: unknown } | undefined
+  // Both shapes are closed, as the road refuses keys a tool does not take.
   if (Object.keys(s).length === 1 && not?.type === "null") {
-    return { schema: { type: "object", properties: {} }, unwrap: asIs }
+    return { schema: { type: "object", properties: {}, additionalProperties: false }, unwrap: asIs }
   }
   return {
-    schema: { type: "object", properties: { input: schema }, required: ["input"] },
+    schema: { type: "object", properties: { input: schema }, required: ["input"], additionalProperties: false },
     unwrap: (args) => (isRecord(args) ? args.input : args)
   }
 }

@@ -19,7 +19,7 @@
  */
 import { randomUUID } from "node:crypto"
 import { createInterface } from "node:readline"
-import { Trust } from "@ugent/core"
+import { ReadProof, Trust } from "@ugent/core"
 import { Clock, Context, Deferred, Duration, Effect, Layer, Option, Schema } from "effect"
 
 /**
@@ -38,6 +38,80 @@ export interface Question {
   readonly observerId: string
   readonly path?: string | undefined
   readonly input?: unknown
+  /** For an approval, the arguments in one line a person reads (see {@link argumentsLine}). */
+  readonly arguments?: string | undefined
+}
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/**
+ * A call's input as JSON a person can be shown: a read proof as its token,
+ * bytes as their size. The road's approvals carry the decoded input, which
+ * holds values JSON does not (`GET /v1/pending` failed on a proof).
+ *
+ * @category showing
+ * @since 0.2.0
+ */
+export const jsonOf = (input: unknown, depth = 0): unknown => {
+  if (ReadProof.isProofLike(input)) return input.token
+  if (input instanceof Uint8Array) return `<${input.byteLength} bytes>`
+  if (typeof input === "bigint") return String(input)
+  if (typeof input === "function" || typeof input === "symbol") return undefined
+  if (depth > 32) return "…"
+  if (Array.isArray(input)) return input.map((v) => jsonOf(v, depth + 1) ?? null)
+  if (isRecord(input)) {
+    const out: Record<string, unknown> = {}
+    for (const [k, v] of Object.entries(input)) {
+      const shown = jsonOf(v, depth + 1)
+      if (shown !== undefined) out[k] = shown
+    }
+    return out
+  }
+  return input
+}
+
+/** One value, short: long text cut with its length, a proof as `rp1.…`, nested values up to two levels. */
+const shortValue = (value: unknown, depth: number): string => {
+  if (ReadProof.isProofLike(value) || (typeof value === "string" && value.startsWith(ReadProof.tokenPrefix))) {
+    return `${ReadProof.tokenPrefix}…`
+  }
+  if (typeof value === "string") {
+    return value.length <= 60
+      ? JSON.stringify(value)
+      : `${JSON.stringify(value.slice(0, 60)).slice(0, -1)}…" (${value.length} characters)`
+  }
+  if (Array.isArray(value)) {
+    if (depth >= 2) return `[${value.length} items]`
+    const items = value.slice(0, 3).map((v) => shortValue(v, depth + 1))
+    return `[${items.join(", ")}${value.length > 3 ? `, … ${value.length} items` : ""}]`
+  }
+  if (isRecord(value)) return depth >= 2 ? "{…}" : `{${entriesLine(value, depth + 1)}}`
+  return String(jsonOf(value))
+}
+
+const entriesLine = (input: Record<string, unknown>, depth: number): string =>
+  Object.entries(input)
+    .map(([k, v]) => `${k}: ${shortValue(v, depth)}`)
+    .join(", ")
+
+/**
+ * A call's arguments in one line, for a person asked to approve it: each
+ * key with its value, long text cut (with its length), a proof as `rp1.…`,
+ * the whole at most `max` characters.
+ *
+ * **Example** (An edit waiting for approval)
+ * ```ts
+ * import { Human } from "@ugent/agentese"
+ * console.log(Human.argumentsLine({ path: "a.md", oldText: "alpha", newText: "ALPHA", proof: "rp1.abc.def" }))
+ * // => path: "a.md", oldText: "alpha", newText: "ALPHA", proof: rp1.…
+ * ```
+ *
+ * @category showing
+ * @since 0.2.0
+ */
+export const argumentsLine = (input: unknown, max = 400): string => {
+  const line = isRecord(input) ? entriesLine(input, 0) : shortValue(input, 0)
+  return line.length <= max ? line : `${line.slice(0, max - 1)}…`
 }
 
 /**
@@ -139,7 +213,8 @@ export const approverLayer: Layer.Layer<never> = Layer.succeed(Trust.Approver, {
                 choices: [approve, deny],
                 observerId: request.observer.id,
                 path: request.tool,
-                input: request.input
+                input: jsonOf(request.input),
+                arguments: argumentsLine(request.input)
               }),
               (answer) => answer._tag === "Answered" && isApproval(answer.answer)
             )
@@ -163,7 +238,10 @@ export const PendingQuestion = Schema.Struct({
   choices: Schema.optionalKey(Schema.Array(Schema.String)),
   observerId: Schema.String,
   path: Schema.optionalKey(Schema.String),
+  /** The call's input as JSON (a read proof as its token). */
   input: Schema.optionalKey(Schema.Unknown),
+  /** The call's arguments in one line, for the person who answers. */
+  arguments: Schema.optionalKey(Schema.String),
   askedAt: Schema.Number
 }).annotate({ identifier: "PendingQuestion" })
 
@@ -237,7 +315,9 @@ export const layerPending: Layer.Layer<Pending> = Layer.sync(Pending, () => {
           ...(q.choices !== undefined ? { choices: q.choices } : {}),
           observerId: q.observerId,
           ...(q.path !== undefined ? { path: q.path } : {}),
-          ...(q.input !== undefined ? { input: q.input } : {}),
+          // Kept as JSON: the list is sent as it is.
+          ...(q.input !== undefined ? { input: jsonOf(q.input) } : {}),
+          ...(q.arguments !== undefined ? { arguments: q.arguments } : {}),
           askedAt: yield* Clock.currentTimeMillis
         }
         waiting.set(question.id, { question, reply })
@@ -323,7 +403,9 @@ export const terminal = (
           Effect.callback<Answer>((resume) => {
             const rl = createInterface({ input, output, terminal: true })
             const choices = q.choices === undefined ? "" : ` [${q.choices.join("/")}]`
-            rl.question(`ugent: ${q.text}${choices} `, (line) => {
+            // What is being approved, on its own line, before the answer is asked for.
+            const shown = q.arguments === undefined ? "" : `\n  with ${q.arguments}\n `
+            rl.question(`ugent: ${q.text}${shown}${choices} `, (line) => {
               rl.close()
               const answer = line.trim()
               resume(Effect.succeed(answer === "" ? { _tag: "Declined" } : { _tag: "Answered", answer }))

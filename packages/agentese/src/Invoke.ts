@@ -326,6 +326,7 @@ export const layer = (
           readonly session: string | undefined
           readonly from: string | undefined
           readonly refusal: unknown
+          readonly own?: ReadonlyArray<string> | undefined
         },
         alternatives: ReadonlyArray<string> | undefined
       ): Effect.Effect<Outcome, never, Observer.Observer> =>
@@ -334,6 +335,7 @@ export const layer = (
             road.call(routeOf(step.recipe, path), callerOf(observer, step.recipe, step.session, forbidden), raw, {
               id: callId,
               from: step.from,
+              own: step.own,
               refusal: step.refusal,
               alternatives
             })
@@ -360,7 +362,7 @@ export const layer = (
               step.entry.path,
               id,
               denied === undefined ? stepInput(i, step.args, request.input, previous) : (request.input ?? {}),
-              { recipe, session, from, refusal: undefined },
+              { recipe, session, from, refusal: undefined, own: Object.keys(step.args) },
               request.alternatives
             )
             if (!outcome.ok) return i === 0 ? outcome : { ...outcome, callId }

@@ -4,10 +4,14 @@
  * - `local`: one agent on its own machine (an MCP server in an editor, a
  *   shell user). No rate limits; loop protection on; the default of `ugent
  *   mcp`, `ugent invoke` and `ugent exec`.
- * - `shared`: many agents in one room (`ugent serve`). The design documents'
- *   room limits: 100 calls a minute and 2,000 an hour over everyone; 10 a
- *   minute (with a burst of 3) and 200 an hour per caller; and per caller,
- *   5 reads and 3 searches a minute.
+ * - `team`: a few people's agents on one server (the default of `ugent
+ *   serve`). Limits that stop a runaway loop, not a working session: 600
+ *   calls a minute and 20,000 an hour over everyone; 120 a minute (with a
+ *   burst of 30) and 3,000 an hour per caller; no limit per tool.
+ * - `shared`: many agents in one room, untrusted or metered. The design
+ *   documents' room limits: 100 calls a minute and 2,000 an hour over
+ *   everyone; 10 a minute (with a burst of 3) and 200 an hour per caller;
+ *   and per caller, 5 reads and 3 searches a minute.
  *
  * Every setting (the limits of each scope, the timeout, the loop window, the
  * result budget) can be changed by the recipe, and again by the host's
@@ -23,7 +27,7 @@ import type * as Recipe from "./Recipe.ts"
  * @category models
  * @since 0.2.0
  */
-export type Profile = "local" | "shared"
+export type Profile = "local" | "team" | "shared"
 
 /**
  * The profiles, for flags and validation.
@@ -31,7 +35,7 @@ export type Profile = "local" | "shared"
  * @category constants
  * @since 0.2.0
  */
-export const profiles: ReadonlyArray<Profile> = ["local", "shared"]
+export const profiles: ReadonlyArray<Profile> = ["local", "team", "shared"]
 
 /**
  * The loop detector's settings: a call is refused once the same call gave
@@ -102,6 +106,19 @@ const common = {
  */
 export const defaults: Readonly<Record<Profile, Settings>> = {
   local: { profile: "local", global: [], caller: [], tool: [], ...common },
+  team: {
+    profile: "team",
+    global: [
+      { limit: 600, window: minute },
+      { limit: 20_000, window: hour }
+    ],
+    caller: [
+      { limit: 120, window: minute, burst: 30 },
+      { limit: 3000, window: hour }
+    ],
+    tool: [],
+    ...common
+  },
   shared: {
     profile: "shared",
     global: [
@@ -242,7 +259,7 @@ export const parseLoop = (text: string): Option.Option<LoopSettings | false> => 
  * @since 0.2.0
  */
 export const SettingsJson = Schema.Struct({
-  profile: Schema.Literals(["local", "shared"]),
+  profile: Schema.Literals(["local", "team", "shared"]),
   global: Schema.Array(Schema.String),
   caller: Schema.Array(Schema.String),
   tool: Schema.Record(Schema.String, Schema.Array(Schema.String)),

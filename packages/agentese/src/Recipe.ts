@@ -56,8 +56,8 @@ export const RecipeSchema = Schema.Struct({
   requireApproval: Schema.optionalKey(Schema.Array(Schema.String)),
   /** How many calls one model response may make (EXECUTE lines, tool_call blocks, pipeline steps). */
   maxCallsPerResponse: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))),
-  /** The profile whose defaults apply where this recipe says nothing: `local` (one agent) or `shared` (a room). */
-  profile: Schema.optionalKey(Schema.Literals(["local", "shared"])),
+  /** The profile whose defaults apply where this recipe says nothing: `local` (one agent), `team` (a few people's agents) or `shared` (a room). */
+  profile: Schema.optionalKey(Schema.Literals(["local", "team", "shared"])),
   /** Rate limits over every caller and path. */
   globalRateLimits: Schema.optionalKey(Limits),
   /** Rate limits of this caller, over all paths. */
@@ -94,6 +94,23 @@ export const RecipeSchema = Schema.Struct({
       level: Schema.Literals([1, 2, 3]),
       commands: Schema.Array(Schema.String)
     })
+  ),
+  /**
+   * Names no tool reads, writes or lists and a shell command sees empty
+   * (picomatch globs, as the workspace's blocked names: `"*.sqlite"`,
+   * `"config/prod/**"`). They are added to the built-in names of files that
+   * hold secrets (environment files, keys, credential stores), `.git` and
+   * `.ugent`, which no recipe removes. The server's recipe sets them for
+   * its workspace.
+   */
+  blocked: Schema.optionalKey(
+    Schema.Array(
+      Schema.String.check(
+        Schema.isPattern(/^[^!]/, {
+          message: "a blocked pattern adds names and cannot start with ! (the built-in secret names cannot be removed)"
+        })
+      )
+    )
   ),
   /** Whether shell commands may use the network (default false: the sandbox has none). */
   shellNetwork: Schema.optionalKey(Schema.Boolean),

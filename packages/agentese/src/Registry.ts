@@ -221,7 +221,7 @@ export const make = (all: ReadonlyArray<Entry>): RegistryShape => {
         toolTrust: entry.tool.trust,
         effects: { ...entry.tool.effects },
         annotations: annotationsOf(entry),
-        input: Boundary.jsonSchema(entry.tool.input)
+        input: Boundary.jsonSchema(entry.tool.input, { onExcessProperty: "error" })
       },
       { output: () => Boundary.jsonSchema(entry.tool.output), failure: () => Boundary.jsonSchema(entry.tool.failure) }
     )
@@ -229,13 +229,15 @@ export const make = (all: ReadonlyArray<Entry>): RegistryShape => {
     return description
   }
   const unknown = (path: string) => {
-    const suggestions = entries
+    // A tool's own name (`file.read`) or the tail of a path names the path that ends with it, first.
+    const tail = `.${path.replace(/_/g, ".")}`
+    const ending = entries.filter((e) => path !== "" && e.path.endsWith(tail)).map((e) => e.path)
+    const near = entries
       .map((e) => [e.path, distance(e.path, path)] as const)
-      .filter(([, d]) => d <= Math.max(3, Math.floor(path.length / 4)))
+      .filter(([p, d]) => d <= Math.max(3, Math.floor(path.length / 4)) && !ending.includes(p))
       .sort((a, b) => a[1] - b[1])
-      .slice(0, 3)
       .map(([p]) => p)
-    return new UnknownPath({ path, suggestions })
+    return new UnknownPath({ path, suggestions: [...ending, ...near].slice(0, 3) })
   }
   const resolve = (path: string) => {
     const entry = byPath.get(path)

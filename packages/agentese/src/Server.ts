@@ -6,7 +6,7 @@
  * breakers (in memory, or in Redis to share them across machines), the loop
  * detector, the sessions, the event hub, and the caller: an `Observer` with
  * its trust level and `Recipe`, fixed by the server's options (never by a
- * request). The profile (`local` or `shared`), the recipe and the options
+ * request). The profile (`local`, `team` or `shared`), the recipe and the options
  * set the limits. Every projection (CLI, HTTP, MCP, Toolkit, an agent loop)
  * runs on this one layer.
  *
@@ -256,9 +256,10 @@ export const overridesOf = (options: Options): Invoke.InvokerOptions => ({
  * @since 0.1.0
  */
 export const layer = (options: Options) => {
+  // The recipe adds blocked names to the built-in ones (never removes them), for every tool and the shell's masks.
   const workspace = Workspace.layer({
     root: options.root,
-    ...(options.writable !== undefined ? { policy: { writable: options.writable } } : {}),
+    policy: { writable: options.writable, blocked: options.recipe?.blocked },
     ...(options.checkpoints === false ? {} : { checkpoints: options.checkpoints ?? {} })
   })
   // One stores layer, shared by the road (traces, audit) and the families (working memory).

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Events, Invoke, type Recipe, Server } from "@ugent/agentese"
-import type { Trust } from "@ugent/core"
+import { Observer, type Trust } from "@ugent/core"
 import { AuditStore, MemoryStore } from "@ugent/wrappers"
 import { Effect, Fiber, Ref, Schema, Stream } from "effect"
 
@@ -100,6 +100,47 @@ describe("Invoke", () => {
         )
       })
     )
+  )
+
+  it.effect("threat: unknown arguments are ignored, so {path, startLine, endLine} returns the whole file", () =>
+    run(
+      {},
+      Effect.gen(function* () {
+        const o = yield* invoke("world.tools.file.read", { path: "a.txt", startLine: 1, endLine: 2 })
+        assert.strictEqual(errorTag(o), "UnknownArguments")
+        assert.strictEqual(!o.ok && o.kind, "invalid_input")
+        assert.include(!o.ok ? o.error.message : "", "file.read takes path, offset, limit")
+        assert.include(!o.ok ? o.error.message : "", "Did you mean offset (for startLine), limit (for endLine)?")
+        // A step's own arguments are the caller's too: the first step's, and a later step's.
+        const first = yield* Invoke.invoke({ path: "world.tools.file.read --startLine=1", input: { path: "a.txt" } })
+        assert.strictEqual(errorTag(first), "UnknownArguments")
+        const later = yield* Invoke.invoke({
+          path: "world.tools.file.read >> world.tools.file.edit --oldText=alpha --newText=ALPHA --dryrun=true",
+          input: { path: "a.txt" }
+        }).pipe(Effect.provide(Observer.layer({ id: "writer", trust: 1 })))
+        assert.strictEqual(errorTag(later), "UnknownArguments")
+        assert.include(!later.ok ? later.error.message : "", "Did you mean dryRun (for dryrun)?")
+      })
+    )
+  )
+
+  it.effect("a later pipeline step takes the previous output's keys it knows and drops the rest", () =>
+    Effect.gen(function* () {
+      const root = workspace()
+      yield* run(
+        { root, trust: 1 },
+        Effect.gen(function* () {
+          // file.read's output (content, proof, totalLines, …) feeds file.edit, whose input has none of its other keys.
+          const o = yield* Invoke.invoke({
+            path: "world.tools.file.read >> world.tools.file.edit --oldText=alpha --newText=ALPHA",
+            input: { path: "a.txt" }
+          })
+          assert.isTrue(o.ok, JSON.stringify(o))
+        })
+      )
+      assert.strictEqual(readFileSync(join(root, "a.txt"), "utf8"), "ALPHA\nbeta\n")
+      rmSync(root, { recursive: true, force: true })
+    })
   )
 
   it.effect("git tools are on world.tools.git.*", () =>
@@ -341,19 +382,30 @@ describe("Invoke", () => {
       )
     )
 
-    it.effect("another spelling of the path, or an ignored key, is the same call (threat 41)", () =>
-      run(
-        {},
-        Effect.gen(function* () {
-          const outcomes = [
-            yield* invoke("world.tools.file.read", { path: "a.txt" }),
-            yield* invoke("world.tools.file.read", { path: "./a.txt", _: 1 }),
-            yield* invoke("world.tools.file.read", { path: "x/../a.txt" }),
-            yield* invoke("world.tools.file.read", { path: "a.txt", ignored: "yes" })
-          ]
-          assert.deepStrictEqual(outcomes.map(errorTag), ["ok", "ok", "ok", "LoopDetected"])
-        })
-      )
+    it.effect(
+      "another spelling of the path is the same call, and a key the tool does not take is refused (threat 41)",
+      () =>
+        run(
+          {},
+          Effect.gen(function* () {
+            const outcomes = [
+              yield* invoke("world.tools.file.read", { path: "a.txt" }),
+              yield* invoke("world.tools.file.read", { path: "./a.txt", _: 1 }),
+              yield* invoke("world.tools.file.read", { path: "./a.txt" }),
+              yield* invoke("world.tools.file.read", { path: "x/../a.txt" }),
+              yield* invoke("world.tools.file.read", { path: "a.txt", ignored: "yes" }),
+              yield* invoke("world.tools.file.read", { path: "a.txt" })
+            ]
+            assert.deepStrictEqual(outcomes.map(errorTag), [
+              "ok",
+              "UnknownArguments",
+              "ok",
+              "ok",
+              "UnknownArguments",
+              "LoopDetected"
+            ])
+          })
+        )
     )
 
     it.effect("read, edit, read, edit, read is progress, not a loop", () =>

@@ -6,10 +6,11 @@
  *
  * @since 0.1.0
  */
-import { Cause, Effect, Exit, type JsonSchema, Option, Schema } from "effect"
+import { Cause, Effect, Exit, type JsonSchema, Option, Schema, SchemaAST, type SchemaIssue } from "effect"
 import { AnthropicStructuredOutput, OpenAiStructuredOutput } from "effect/ai"
 import type { Any as AnyTool, Tool } from "./Tool.ts"
-import { type FailureJson, InvalidInput, toJson } from "./ToolError.ts"
+import { nearestKeys } from "./internal/nearestKey.ts"
+import { type FailureJson, InvalidInput, toJson, UnknownArguments } from "./ToolError.ts"
 
 /**
  * The result of a call at a boundary: `{ ok: true, result }` or
@@ -23,18 +24,140 @@ export type JsonResult =
   | { readonly ok: false; readonly error: FailureJson }
 
 /**
- * Decodes unknown input with the tool's input schema; a failure is
- * `InvalidInput` naming every issue.
+ * How a tool's input is decoded: with `onExcessProperty: "error"` (the
+ * default) a key the input schema does not declare is refused as
+ * `UnknownArguments`; with `"ignore"` it is dropped (the input of a pipeline
+ * step after the first is the previous step's output, whose other keys are
+ * not the caller's).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface DecodeOptions {
+  readonly onExcessProperty?: "error" | "ignore" | undefined
+}
+
+/**
+ * Decodes unknown input with the tool's input schema. A key the schema does
+ * not declare is `UnknownArguments` (naming the keys the tool takes and the
+ * one each unknown key most likely means), unless `onExcessProperty` is
+ * `"ignore"`; any other misfit is `InvalidInput` naming every issue.
+ *
+ * **Example** (A key the tool does not take)
+ * ```ts
+ * import { Boundary, Tool } from "@ugent/core"
+ * import { Effect, Schema } from "effect"
+ * const read = Tool.fromFunction({ name: "file.read", input: Schema.Struct({ path: Schema.String, offset: Schema.optionalKey(Schema.Int), limit: Schema.optionalKey(Schema.Int) }), f: ({ path }: { readonly path: string }) => path })
+ * const e = Effect.runSync(Effect.flip(Boundary.decodeInput(read, { path: "a.ts", startLine: 1, endLine: 2 })))
+ * console.log(e._tag, e.message)
+ * // => UnknownArguments file.read takes path, offset, limit; it does not take startLine, endLine. Did you mean offset (for startLine), limit (for endLine)? Call again with only the keys it takes.
+ * ```
  *
  * @category decoding
  * @since 0.1.0
  */
-export const decodeInput = <A, B, E, R>(tool: Tool<A, B, E, R>, input: unknown): Effect.Effect<A, InvalidInput> =>
-  Schema.decodeUnknownEffect(tool.input)(input, { errors: "all", onExcessProperty: "ignore" }).pipe(
+export const decodeInput = <A, B, E, R>(
+  tool: Tool<A, B, E, R>,
+  input: unknown,
+  options?: DecodeOptions
+): Effect.Effect<A, InvalidInput | UnknownArguments> =>
+  Schema.decodeUnknownEffect(tool.input)(input, {
+    errors: "all",
+    onExcessProperty: options?.onExcessProperty ?? "error"
+  }).pipe(
     // The input schema decodes to `A` by construction of the tool.
     Effect.map((a) => a as A),
-    Effect.mapError((e) => new InvalidInput({ tool: tool.name, issues: e.message }))
+    Effect.mapError((e) => decodeFailure(tool.name, input, e))
   )
+
+/**
+ * The failure of a decoding: `UnknownArguments` when some object of the input
+ * has keys its schema does not declare (the outermost such object), else
+ * `InvalidInput` with every issue.
+ *
+ * @category decoding
+ * @since 0.2.0
+ */
+export const decodeFailure = (
+  tool: string,
+  input: unknown,
+  error: Schema.SchemaError
+): InvalidInput | UnknownArguments => {
+  const excess = excessKeys(error.issue)
+  if (excess === undefined) return new InvalidInput({ tool, issues: error.message })
+  const holder = valueAt(input, excess.at)
+  const present = new Set(isRecord(holder) ? Object.keys(holder) : [])
+  return new UnknownArguments({
+    tool,
+    at: excess.at.map((k, i) => (typeof k === "number" ? `[${k}]` : i === 0 ? String(k) : `.${String(k)}`)).join(""),
+    unknown: excess.keys,
+    known: excess.known,
+    suggestions: nearestKeys(excess.keys, excess.known, present)
+  })
+}
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+const valueAt = (input: unknown, path: ReadonlyArray<PropertyKey>): unknown =>
+  path.reduce<unknown>(
+    (v, k) => (typeof v === "object" && v !== null ? (v as Record<PropertyKey, unknown>)[k] : undefined),
+    input
+  )
+
+/**
+ * The outermost object of an issue tree with keys its schema does not
+ * declare: where it is, those keys, and the keys it declares. A union's
+ * members are not looked into (each would name its own keys).
+ */
+const excessKeys = (
+  root: SchemaIssue.Issue
+):
+  | { readonly at: ReadonlyArray<PropertyKey>; readonly keys: Array<string>; readonly known: Array<string> }
+  | undefined => {
+  const found: Array<{ readonly path: ReadonlyArray<PropertyKey>; readonly ast: SchemaAST.AST }> = []
+  const walk = (issue: SchemaIssue.Issue, path: ReadonlyArray<PropertyKey>): void => {
+    switch (issue._tag) {
+      case "Pointer":
+        walk(issue.issue, [...path, ...issue.path])
+        return
+      case "UnexpectedKey":
+        found.push({ path, ast: issue.ast })
+        return
+      case "Composite":
+        for (const i of issue.issues) walk(i, path)
+        return
+      case "Filter":
+      case "Encoding":
+        walk(issue.issue, path)
+        return
+      default:
+        return
+    }
+  }
+  walk(root, [])
+  if (found.length === 0) return undefined
+  const depth = Math.min(...found.map((f) => f.path.length))
+  const outer = found.filter((f) => f.path.length === depth)
+  const at = outer[0]!.path.slice(0, -1)
+  const same = outer.filter((f) => f.path.slice(0, -1).every((k, i) => k === at[i]))
+  const ast = same[0]!.ast
+  const known = SchemaAST.isObjects(ast) ? ast.propertySignatures.map((p) => String(p.name)) : []
+  return { at, keys: same.map((f) => String(f.path.at(-1))), known }
+}
+
+/**
+ * The keys a tool's input takes, when its input is a closed object (a struct
+ * without index signatures); `undefined` for any other input.
+ *
+ * @category describing
+ * @since 0.2.0
+ */
+export const inputKeys = (tool: AnyTool): ReadonlyArray<string> | undefined => {
+  const ast = SchemaAST.toEncoded(tool.input.ast)
+  return SchemaAST.isObjects(ast) && ast.indexSignatures.length === 0
+    ? ast.propertySignatures.map((p) => String(p.name))
+    : undefined
+}
 
 /**
  * Encodes an output with the tool's output schema. An output that does not
@@ -88,7 +211,7 @@ const syncEncoder = (schema: Schema.Codec<unknown, unknown, never, never>) => {
  */
 export const encodeFailure = <A, B, E, R>(
   tool: Tool<A, B, E, R>,
-  error: E | InvalidInput
+  error: E | InvalidInput | UnknownArguments
 ): Effect.Effect<FailureJson> =>
   Schema.encodeUnknownEffect(tool.failure)(error).pipe(
     Effect.map((encoded) => toJson(error, encoded)),
@@ -151,20 +274,35 @@ const withoutSafeBounds = (node: unknown): unknown => {
 
 /**
  * The JSON Schema (draft 2020-12) of one schema, its definitions inlined
- * under `$defs`, without the safe-integer bounds of integers.
+ * under `$defs`, without the safe-integer bounds of integers. With
+ * `onExcessProperty: "error"` (as for a tool's input, which refuses keys it
+ * does not declare) every closed object says `additionalProperties: false`.
+ *
+ * **Example** (An input schema is closed)
+ * ```ts
+ * import { Boundary } from "@ugent/core"
+ * import { Schema } from "effect"
+ * const input = Schema.Struct({ path: Schema.String })
+ * console.log(Boundary.jsonSchema(input, { onExcessProperty: "error" }))
+ * // => { type: 'object', properties: { path: { type: 'string' } }, required: [ 'path' ], additionalProperties: false }
+ * ```
  *
  * @category describing
  * @since 0.2.0
  */
-export const jsonSchema = (schema: Schema.Top): JsonSchema.JsonSchema => {
-  const doc = Schema.toJsonSchemaDocument(schema)
+export const jsonSchema = (
+  schema: Schema.Top,
+  options?: { readonly onExcessProperty?: "error" | "ignore" | undefined }
+): JsonSchema.JsonSchema => {
+  const doc = Schema.toJsonSchemaDocument(schema, { onExcessProperty: options?.onExcessProperty ?? "ignore" })
   const defs = doc.definitions
   const whole = Object.keys(defs).length === 0 ? doc.schema : { ...doc.schema, $defs: defs }
   return withoutSafeBounds(whole) as JsonSchema.JsonSchema
 }
 
 /**
- * The JSON Schemas (draft 2020-12) of a tool's input, output and failure.
+ * The JSON Schemas (draft 2020-12) of a tool's input (closed: `additionalProperties:
+ * false` on its objects), output and failure.
  *
  * @category describing
  * @since 0.1.0
@@ -175,7 +313,14 @@ export const jsonSchemas = <A, B, E, R>(
   readonly input: JsonSchema.JsonSchema
   readonly output: JsonSchema.JsonSchema
   readonly failure: JsonSchema.JsonSchema
-} => ({ input: jsonSchema(tool.input), output: jsonSchema(tool.output), failure: jsonSchema(tool.failure) })
+} => ({
+  input: jsonSchema(tool.input, closedInput),
+  output: jsonSchema(tool.output),
+  failure: jsonSchema(tool.failure)
+})
+
+/** A tool's input refuses keys it does not declare, and its JSON Schema says so. */
+const closedInput = { onExcessProperty: "error" } as const
 
 /**
  * A name that LLM providers and strict MCP clients accept
@@ -283,7 +428,7 @@ const parametersOf = (
     const parameters = strictParameters(tool, dialect)
     if (Option.isSome(parameters)) return { parameters: parameters.value, strict: true }
   }
-  return { parameters: objectRoot(jsonSchema(tool.input)), strict: false }
+  return { parameters: objectRoot(jsonSchema(tool.input, closedInput)), strict: false }
 }
 
 /**
@@ -291,7 +436,7 @@ const parametersOf = (
  * tool's JSON input: `null` for an absent optional field is dropped, and
  * every shape the strict subset re-encoded is restored (the same for OpenAI's
  * and Anthropic's strict definitions). Arguments that do not fit the strict
- * schema fail with `InvalidInput`.
+ * schema (a key it does not declare among them) fail with `InvalidInput`.
  *
  * **Example** (A model's strict arguments)
  * ```ts
@@ -313,7 +458,8 @@ export const fromStrictArguments = <A, B, E, R>(
     try: () => strictCodec(tool).codec,
     catch: () => new InvalidInput({ tool: tool.name, issues: "its input has no strict-mode form (not an object)" })
   }).pipe(
-    Effect.flatMap((codec) => Schema.decodeUnknownEffect(codec)(args, { errors: "all" })),
+    // A key the strict schema does not declare is refused, as the road refuses it.
+    Effect.flatMap((codec) => Schema.decodeUnknownEffect(codec)(args, { errors: "all", onExcessProperty: "error" })),
     Effect.flatMap((a) => Schema.encodeUnknownEffect(tool.input)(a)),
     Effect.mapError((e) => (e instanceof InvalidInput ? e : new InvalidInput({ tool: tool.name, issues: e.message })))
   )

@@ -1,22 +1,27 @@
 /**
- * The names of secret files, in one list: environment files, anything named
- * like a secret, a password or a private key, private keys and certificates,
- * and the files where tools keep credentials. The forbidden rule of `Trust`
- * (which no trust level unlocks) and the blocked names of the tools'
- * workspace are both derived from it, so a name refused by one is refused by
- * the other.
+ * The names of files that hold secrets, in one list: environment files
+ * (their templates excepted), private keys and key stores, and the files
+ * where tools keep credentials. The forbidden rule of `Trust` (which no trust
+ * level unlocks) and the blocked names of the tools' workspace are both
+ * derived from it, so a name refused by one is refused by the other. It is
+ * the hard core: configuration adds names (a recipe's `blocked`), never
+ * removes these.
+ *
+ * A name is listed for what the file holds, not for a word in it: a source
+ * file or a document about secrets (`src/secretStore.ts`,
+ * `docs/secrets-guide.md`) is read like any other.
  *
  * A pattern without `/` is a glob tested against every segment of a path; a
  * pattern `**\/a/b` names a path that ends with the segments `a/b`. Only `*`
- * is special (any characters, dots included); case is ignored. The same
- * strings are picomatch globs (with `dot` and `nocase`) with the same
- * meaning, which is how the workspace uses them.
+ * is special (any characters, dots included); case is ignored. {@link globs}
+ * are the same rules as picomatch globs (with `dot` and `nocase`), which is
+ * how the workspace uses them.
  *
  * @since 0.2.0
  */
 
 /**
- * One pattern and why it is there.
+ * One pattern, why it is there, and the names it covers that hold no secret.
  *
  * @category models
  * @since 0.2.0
@@ -24,22 +29,18 @@
 export interface Rule {
   readonly pattern: string
   readonly what: string
+  /** Names the pattern matches that are not secret (the templates of environment files), compared without case. */
+  readonly except?: ReadonlyArray<string> | undefined
 }
 
 /**
- * The secret names. Some ordinary files fall under them on purpose, as the
- * design asks: `.env.example` (an environment file, which often holds real
- * values) and a source file such as `src/secrets.ts` or `password.ts` (named
- * like a secret) are refused too.
+ * The secret names.
  *
  * @category constants
  * @since 0.2.0
  */
 export const rules: ReadonlyArray<Rule> = [
-  { pattern: ".env*", what: "an environment file" },
-  { pattern: "*secret*", what: "named like a secret" },
-  { pattern: "*password*", what: "named like a password" },
-  { pattern: "*private*key*", what: "named like a private key" },
+  { pattern: ".env*", what: "an environment file", except: [".env.example", ".env.sample", ".env.template"] },
   { pattern: "id_rsa*", what: "an SSH key" },
   { pattern: "id_dsa*", what: "an SSH key" },
   { pattern: "id_ecdsa*", what: "an SSH key" },
@@ -61,7 +62,17 @@ export const rules: ReadonlyArray<Rule> = [
   { pattern: ".htpasswd", what: "a credential store" },
   { pattern: ".git-credentials", what: "a credential store" },
   { pattern: "credentials", what: "a credential store" },
-  { pattern: "credentials.*", what: "a credential store" },
+  { pattern: "credentials.json", what: "a credential store" },
+  { pattern: "credentials.yml", what: "a credential store" },
+  { pattern: "credentials.yaml", what: "a credential store" },
+  { pattern: "credentials.toml", what: "a credential store" },
+  { pattern: "credentials.db", what: "a credential store" },
+  { pattern: "credentials.yml.enc", what: "a credential store" },
+  { pattern: "secrets.json", what: "a secrets file" },
+  { pattern: "secrets.yml", what: "a secrets file" },
+  { pattern: "secrets.yaml", what: "a secrets file" },
+  { pattern: "secrets.toml", what: "a secrets file" },
+  { pattern: "client_secret*.json", what: "an OAuth client secret" },
   { pattern: ".vault-token", what: "a credential store" },
   { pattern: ".s3cfg", what: "a credential store" },
   { pattern: ".gnupg", what: "a key ring" },
@@ -72,12 +83,38 @@ export const rules: ReadonlyArray<Rule> = [
 ]
 
 /**
- * The patterns of {@link rules}, as globs.
+ * The patterns of {@link rules}, as written there.
  *
  * @category constants
  * @since 0.2.0
  */
 export const patterns: ReadonlyArray<string> = rules.map((r) => r.pattern)
+
+/**
+ * A rule as one picomatch glob: its exceptions as a negated extglob
+ * (`.env!(.example|.sample|.template)`).
+ */
+const globOf = (rule: Rule): string => {
+  if (rule.except === undefined || rule.except.length === 0) return rule.pattern
+  const prefix = rule.pattern.slice(0, -1)
+  return `${prefix}!(${rule.except.map((e) => e.slice(prefix.length)).join("|")})`
+}
+
+/**
+ * The rules as picomatch globs (with `dot` and `nocase`), in the order of
+ * {@link rules}: what the workspace blocks.
+ *
+ * **Example** (The environment files' templates are not blocked)
+ * ```ts
+ * import { Secrets } from "@ugent/core"
+ * console.log(Secrets.globs[0])
+ * // => .env!(.example|.sample|.template)
+ * ```
+ *
+ * @category constants
+ * @since 0.2.0
+ */
+export const globs: ReadonlyArray<string> = rules.map(globOf)
 
 /**
  * Which rule a path matched, and the segment (or tail of segments) it
@@ -98,13 +135,21 @@ interface Compiled {
   /** A segment glob: one regex; a path rule: its segments, lower-cased. */
   readonly segment: RegExp | undefined
   readonly tail: ReadonlyArray<string> | undefined
+  /** The names the rule does not cover, lower-cased. */
+  readonly except: ReadonlySet<string>
 }
 
-const compiled: ReadonlyArray<Compiled> = rules.map((rule) =>
-  rule.pattern.startsWith("**/")
-    ? { rule, segment: undefined, tail: rule.pattern.slice(3).toLowerCase().split("/") }
-    : { rule, segment: new RegExp(`^${rule.pattern.split("*").map(escapeRegex).join(".*")}$`, "is"), tail: undefined }
-)
+const compiled: ReadonlyArray<Compiled> = rules.map((rule) => {
+  const except = new Set((rule.except ?? []).map((e) => e.toLowerCase()))
+  return rule.pattern.startsWith("**/")
+    ? { rule, segment: undefined, tail: rule.pattern.slice(3).toLowerCase().split("/"), except }
+    : {
+        rule,
+        segment: new RegExp(`^${rule.pattern.split("*").map(escapeRegex).join(".*")}$`, "is"),
+        tail: undefined,
+        except
+      }
+})
 
 const segmentsOf = (path: string): ReadonlyArray<string> =>
   path
@@ -114,20 +159,20 @@ const segmentsOf = (path: string): ReadonlyArray<string> =>
 
 /**
  * The rule a path matches: the first segment (from the outermost) that a
- * segment glob names, with the first such glob; else a path rule whose
- * segments end the path. Backslashes count as separators.
+ * segment glob names (and does not except), with the first such glob; else
+ * a path rule whose segments end the path. Backslashes count as separators.
  *
  * **Example** (Names the design calls secret)
  * ```ts
  * import { Secrets } from "@ugent/core"
- * for (const p of ["password.txt", "keys/Private_Key.txt", "config/.env.local", "home/.kube/config", "src/index.ts"]) {
+ * for (const p of ["config/.env.local", ".env.example", "keys/server.KEY", "home/.kube/config", "src/secretStore.ts"]) {
  *   console.log(p, Secrets.match(p)?.name)
  * }
- * // => password.txt password.txt
- * // => keys/Private_Key.txt Private_Key.txt
  * // => config/.env.local .env.local
+ * // => .env.example undefined
+ * // => keys/server.KEY server.KEY
  * // => home/.kube/config .kube/config
- * // => src/index.ts undefined
+ * // => src/secretStore.ts undefined
  * ```
  *
  * @category predicates
@@ -137,7 +182,7 @@ export const match = (path: string): Match | undefined => {
   const segments = segmentsOf(path)
   // Segment by segment from the outermost, the first rule that names one; then the path rules (as the workspace does).
   for (const name of segments) {
-    const hit = compiled.find((c) => c.segment?.test(name) === true)
+    const hit = compiled.find((c) => c.segment?.test(name) === true && !c.except.has(name.toLowerCase()))
     if (hit !== undefined) return { rule: hit.rule, name }
   }
   for (const c of compiled) {

@@ -138,6 +138,46 @@ export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInp
 }
 
 /**
+ * The input has keys the tool does not take (its input is a closed object):
+ * refused rather than ignored, so a call such as `{ path, startLine, endLine }`
+ * to a reader that takes `offset` and `limit` does not silently return the
+ * whole file. It names the keys the tool takes and the one each unknown key
+ * most likely means.
+ *
+ * **Example** (Reading the message)
+ * ```ts
+ * import { ToolError } from "@ugent/core"
+ * const e = new ToolError.UnknownArguments({ tool: "file.read", at: "", unknown: ["startLine", "endLine"], known: ["path", "offset", "limit"], suggestions: { startLine: "offset", endLine: "limit" } })
+ * console.log(e.message)
+ * // => file.read takes path, offset, limit; it does not take startLine, endLine. Did you mean offset (for startLine), limit (for endLine)? Call again with only the keys it takes.
+ * ```
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class UnknownArguments extends Schema.TaggedError<UnknownArguments>()("UnknownArguments", {
+  tool: Schema.String,
+  /** Where the object with unknown keys is in the input (`edits[0]`), or `""` for the input itself. */
+  at: Schema.String,
+  unknown: Schema.Array(Schema.String),
+  known: Schema.Array(Schema.String),
+  /** For an unknown key, the known key it most likely means. */
+  suggestions: Schema.Record(Schema.String, Schema.String)
+}) {
+  static readonly kind: Kind = "invalid_input"
+  override get message(): string {
+    const where = this.at === "" ? this.tool : `${this.tool} at ${this.at}`
+    const takes = this.known.length === 0 ? `${where} takes no keys` : `${where} takes ${this.known.join(", ")}`
+    const meant = this.unknown.flatMap((u) => {
+      const k = this.suggestions[u]
+      return k === undefined ? [] : [`${k} (for ${u})`]
+    })
+    const hint = meant.length === 0 ? "" : ` Did you mean ${meant.join(", ")}?`
+    return `${takes}; it does not take ${this.unknown.join(", ")}.${hint} Call again with only the keys it takes.`
+  }
+}
+
+/**
  * The caller's trust level is below what the tool (or this input) requires.
  *
  * @category errors

@@ -6,6 +6,9 @@
  * @since 0.1.0
  */
 
+// First: an old Node gets one line, before anything that needs a newer one is loaded.
+import "./internal/node.ts"
+
 /** @since 0.1.0 */
 export * as Boundary from "./Boundary.ts"
 /** @since 0.1.0 */

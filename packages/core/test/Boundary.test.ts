@@ -57,10 +57,10 @@ describe("Boundary", () => {
       }).pipe(Effect.provide(Trust.grant(0)))
     )
 
-    it.effect("excess properties are ignored, not errors", () =>
+    it.effect("a key the input does not declare is refused, not ignored", () =>
       Effect.gen(function* () {
         const r = yield* Boundary.runJson(read, { path: "a.txt", extra: true })
-        assert.isTrue(r.ok)
+        assert.deepStrictEqual(r.ok ? undefined : [r.error._tag, r.error.unknown], ["UnknownArguments", ["extra"]])
       }).pipe(Effect.provide(Trust.grant(0)))
     )
 
@@ -91,6 +91,96 @@ describe("Boundary", () => {
         assert.isTrue(Exit.hasDies(exit))
       })
     )
+  })
+
+  describe("unknown arguments", () => {
+    const reader = Tool.make({
+      name: "file.read",
+      description: "Reads a file.",
+      input: Schema.Struct({
+        path: Schema.String,
+        offset: Schema.optionalKey(Schema.Int),
+        limit: Schema.optionalKey(Schema.Int),
+        edits: Schema.optionalKey(Schema.Array(Schema.Struct({ oldText: Schema.String, newText: Schema.String })))
+      }),
+      output: Schema.String,
+      failure: Schema.Never,
+      run: ({ path }) => Effect.succeed(path)
+    })
+
+    it.effect("threat: a model's startLine/endLine are ignored and the whole file comes back", () =>
+      Effect.gen(function* () {
+        const e = yield* Effect.flip(Boundary.decodeInput(reader, { path: "a.ts", startLine: 1, endLine: 2 }))
+        assert.strictEqual(e._tag, "UnknownArguments")
+        if (e._tag !== "UnknownArguments") return
+        assert.deepStrictEqual(e.unknown, ["startLine", "endLine"])
+        assert.deepStrictEqual(e.known, ["path", "offset", "limit", "edits"])
+        assert.deepStrictEqual(e.suggestions, { startLine: "offset", endLine: "limit" })
+        assert.include(e.message, "file.read takes path, offset, limit, edits")
+        assert.include(e.message, "Did you mean offset (for startLine), limit (for endLine)?")
+        // At the JSON boundary too: a typed failure, with its fields.
+        const r = yield* Boundary.runJson(reader, { path: "a.ts", startLine: 1 })
+        assert.isFalse(r.ok)
+        if (!r.ok)
+          assert.deepStrictEqual(
+            [r.error._tag, r.error.known],
+            ["UnknownArguments", ["path", "offset", "limit", "edits"]]
+          )
+      }).pipe(Effect.provide(Trust.grant(0)))
+    )
+
+    it.effect("respellings and typos are suggested; a key the input already has is not", () =>
+      Effect.gen(function* () {
+        const typo = yield* Effect.flip(Boundary.decodeInput(reader, { path: "a", limt: 3, file_path: "b" }))
+        assert.deepStrictEqual(typo._tag === "UnknownArguments" && typo.suggestions, { limt: "limit" })
+        const respelled = yield* Effect.flip(Boundary.decodeInput(reader, { Path: "a" }))
+        assert.deepStrictEqual(respelled._tag === "UnknownArguments" && respelled.suggestions, { Path: "path" })
+        const unlike = yield* Effect.flip(Boundary.decodeInput(reader, { path: "a", colour: "red" }))
+        assert.deepStrictEqual(unlike._tag === "UnknownArguments" && unlike.suggestions, {})
+        assert.notInclude(unlike.message, "Did you mean")
+      })
+    )
+
+    it.effect("a nested object's unknown key is refused with where it is", () =>
+      Effect.gen(function* () {
+        const e = yield* Effect.flip(
+          Boundary.decodeInput(reader, {
+            path: "a",
+            edits: [
+              { oldText: "x", newText: "y" },
+              { old: "x", newText: "y" }
+            ]
+          })
+        )
+        assert.strictEqual(e._tag, "UnknownArguments")
+        if (e._tag !== "UnknownArguments") return
+        assert.deepStrictEqual(
+          [e.at, e.unknown, e.known, e.suggestions],
+          ["edits[1]", ["old"], ["oldText", "newText"], { old: "oldText" }]
+        )
+        assert.include(e.message, "file.read at edits[1] takes oldText, newText")
+      })
+    )
+
+    it.effect("onExcessProperty ignore drops unknown keys (a pipeline step's inherited input)", () =>
+      Effect.gen(function* () {
+        const decoded = yield* Boundary.decodeInput(reader, { path: "a", content: "x" }, { onExcessProperty: "ignore" })
+        assert.deepStrictEqual(decoded, { path: "a" })
+      })
+    )
+
+    it("the input's JSON Schema is closed (additionalProperties: false), as are the provider definitions", () => {
+      const input = Boundary.jsonSchemas(reader).input as {
+        readonly additionalProperties?: unknown
+        readonly properties: { readonly edits: { readonly items: { readonly additionalProperties?: unknown } } }
+      }
+      assert.strictEqual(input.additionalProperties, false)
+      assert.strictEqual(input.properties.edits.items.additionalProperties, false)
+      assert.strictEqual(Boundary.toOpenAiFunction(reader).function.parameters.additionalProperties, false)
+      assert.strictEqual(Boundary.toAnthropicTool(reader).input_schema.additionalProperties, false)
+      assert.deepStrictEqual(Boundary.inputKeys(reader), ["path", "offset", "limit", "edits"])
+      assert.isUndefined(Boundary.inputKeys(Tool.identity(Schema.String)))
+    })
   })
 
   describe("describing", () => {

@@ -149,10 +149,10 @@ describe("Trust", () => {
     describe("forbidden rules", () => {
       const cases: ReadonlyArray<readonly [string, Record<string, string>]> = [
         ["secrets", { path: ".env" }],
-        ["secrets", { path: "config/.env.production" }],
+        ["secrets", { path: "home/.npmrc" }],
         ["secrets", { path: "home/.ssh/id_rsa" }],
         ["secrets", { path: "certs/server.pem" }],
-        ["secrets", { path: "my-secret-notes.txt" }],
+        ["secrets", { path: "config/.env.production" }],
         ["git-internals", { path: ".git/hooks/pre-commit" }],
         ["git-internals", { path: "sub/.git/config" }],
         ["destructive-shell", { command: "rm -rf /" }],

@@ -229,16 +229,17 @@ export interface Policy {
 }
 
 /**
- * The names blocked by default: the secret names of `Secrets` in
- * `@ugent/core` (environment files, anything named like a secret, a password
- * or a private key, private keys and certificates, credential stores), then
- * `.git` with everything inside it, and `.ugent` (ugent's own state: traces,
- * audit, working memory, the proof key).
+ * The names blocked by default, which no policy removes: the secret names of
+ * `Secrets` in `@ugent/core` (environment files but not their templates,
+ * private keys and key stores, credential stores), then `.git` with
+ * everything inside it, and `.ugent` (ugent's own state: traces, audit,
+ * working memory, the proof key). Source files and documents are not
+ * blocked for their names (`src/secretStore.ts` is read like any other).
  *
  * @category constants
  * @since 0.1.0
  */
-export const defaultBlocked: ReadonlyArray<string> = [...Secrets.patterns, ".git", ".ugent"]
+export const defaultBlocked: ReadonlyArray<string> = [...Secrets.globs, ".git", ".ugent"]
 
 /**
  * The names skipped by listing and globbing by default.
@@ -296,8 +297,9 @@ export const defaultPolicy: Policy = {
 
 /**
  * How to adjust the default policy. `blocked` and `hooks` patterns are added
- * to the defaults, which cannot be removed; `ignored` and `writable` replace
- * theirs.
+ * to the defaults, which cannot be removed (the blocked defaults are the
+ * files that hold secrets, `.git` and `.ugent`: a hard core no
+ * configuration lifts); `ignored` and `writable` replace theirs.
  *
  * @category models
  * @since 0.1.0
@@ -316,7 +318,7 @@ export interface PolicyOptions {
  * ```ts
  * import { Workspace } from "@ugent/tools"
  * const policy = Workspace.makePolicy({ writable: ["src/**"], blocked: ["*.sqlite"] })
- * console.log(policy.writable, policy.blocked.includes(".env*"), policy.blocked.includes("*.sqlite"))
+ * console.log(policy.writable, policy.blocked.includes(".npmrc"), policy.blocked.includes("*.sqlite"))
  * // => [ 'src/**' ] true true
  * ```
  *

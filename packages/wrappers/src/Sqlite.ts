@@ -11,7 +11,7 @@
  */
 import { mkdirSync } from "node:fs"
 import { dirname, resolve } from "node:path"
-import { DatabaseSync } from "node:sqlite"
+import type { DatabaseSync } from "node:sqlite"
 import { Context, Effect, Layer, type Scope, Semaphore } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { SqlClient, type SqlConnection, type SqlError, Statement } from "effect/sql"
@@ -138,7 +138,15 @@ const shared = (config: SqliteClientConfig): Effect.Effect<Handle, SqlError.SqlE
   )
 }
 
+/**
+ * Node's SQLite, taken when a database is opened: a static import would stop
+ * every package from loading on a Node without it, before the version check
+ * of `@ugent/core` could say which Node is needed.
+ */
+const sqlite = (): typeof import("node:sqlite") => process.getBuiltinModule("node:sqlite")
+
 const open = (config: SqliteClientConfig, memory: boolean): DatabaseSync => {
+  const { DatabaseSync } = sqlite()
   if (!memory && config.readonly !== true) mkdirSync(dirname(config.filename), { recursive: true })
   const db = new DatabaseSync(config.filename, {
     readOnly: config.readonly ?? false,

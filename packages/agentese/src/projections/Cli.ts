@@ -128,11 +128,11 @@ const common = {
     Flag.withDescription("The workspace root (default: the current directory)"),
     Flag.optional
   ),
-  trust: Flag.Literals("trust", ["L0", "L1", "L2", "L3"]).pipe(
+  trust: Flag.String("trust").pipe(
     Flag.withDescription(
-      "The caller's trust level: L0 read-only, L1 writes with a read proof inside the writable globs, L2 more with approval (none here: refused), L3 everything"
+      "The caller's trust level, L0..L3 (or 0..3): L0 read-only, L1 writes with a read proof inside the writable globs, L2 more, each write confirmed on the terminal, L3 everything"
     ),
-    Flag.withDefault("L0" as const)
+    Flag.withDefault("L0")
   ),
   recipe: Flag.String("recipe").pipe(
     Flag.withDescription("A recipe file (JSON): allow / deny patterns, approvals, rate limits, minimum trust"),
@@ -182,9 +182,9 @@ const common = {
     ),
     Flag.withDefault("allow" as const)
   ),
-  profile: Flag.Literals("profile", ["local", "shared"]).pipe(
+  profile: Flag.Literals("profile", ["local", "team", "shared"]).pipe(
     Flag.withDescription(
-      "The defaults: local (one agent: no rate limits, loop protection on; default of invoke, exec, mcp) or shared (a room of agents: the design's limits; default of serve)"
+      "The defaults: local (one agent: no rate limits, loop protection on; default of invoke, exec, mcp), team (a few people's agents: limits that stop a runaway loop, 120 calls a minute per caller; default of serve) or shared (a room of untrusted agents: the design's limits, 5 reads a minute per caller)"
     ),
     Flag.optional
   ),
@@ -259,7 +259,7 @@ const json = Flag.Boolean("json").pipe(
 
 type Common = {
   readonly root: Option.Option<string>
-  readonly trust: "L0" | "L1" | "L2" | "L3"
+  readonly trust: string
   readonly recipe: Option.Option<string>
   readonly family: ReadonlyArray<string>
   readonly stores: Option.Option<string>
@@ -269,7 +269,7 @@ type Common = {
   readonly redis: Option.Option<string>
   readonly onStoreError: "allow" | "fail"
   readonly observer: string
-  readonly profile: Option.Option<"local" | "shared">
+  readonly profile: Option.Option<Profile.Profile>
   readonly rateGlobal: Option.Option<string>
   readonly rateCaller: Option.Option<string>
   readonly rateTool: Option.Option<string>
@@ -420,7 +420,11 @@ export const setupOf = (
     if (!isDirectory(root)) return yield* new UsageError({ problem: `The root ${root} is not a directory.` })
     if (flags.observer.trim() === "") return yield* new UsageError({ problem: "--observer needs a name." })
     const trust = Option.getOrUndefined(Trust.parse(flags.trust))
-    if (trust === undefined) return yield* new UsageError({ problem: `${flags.trust} is not a trust level (L0..L3).` })
+    if (trust === undefined) {
+      return yield* new UsageError({
+        problem: `--trust ${flags.trust} is not a trust level: give L0, L1, L2 or L3 (or 0..3).`
+      })
+    }
     if (Option.isSome(flags.recipe) && !isFile(resolve(flags.recipe.value))) {
       return yield* new UsageError({ problem: `The recipe file ${flags.recipe.value} does not exist.` })
     }
@@ -527,8 +531,27 @@ const firstSentence = (s: string) => {
   return m === null ? s : m[1]!
 }
 
-const printOutcome = (outcome: Invoke.Outcome, asJson: boolean) =>
+/**
+ * A refusal in the words of the command line: the person running `ugent` is
+ * the operator, so a level too low is lifted with `--trust`, not by asking.
+ */
+const forCli = (outcome: Invoke.Outcome): Invoke.Outcome => {
+  if (outcome.ok || outcome.error._tag !== "TrustDenied") return outcome
+  const { tool, required, actual, reason } = outcome.error as {
+    readonly tool?: unknown
+    readonly required?: unknown
+    readonly actual?: unknown
+    readonly reason?: unknown
+  }
+  if (typeof required !== "number" || typeof actual !== "number") return outcome
+  const why = typeof reason === "string" ? ` (${reason})` : ""
+  const message = `${String(tool)} needs trust L${required}${why}, and this command runs at L${actual}. Run it again with --trust L${required}, or use a read-only alternative.`
+  return { ...outcome, error: { ...outcome.error, message } }
+}
+
+const printOutcome = (raw: Invoke.Outcome, asJson: boolean) =>
   Effect.gen(function* () {
+    const outcome = forCli(raw)
     if (asJson) yield* printJson(outcome)
     else if (outcome.ok) yield* Console.log(JSON.stringify(outcome.result, null, 2))
     else yield* Console.error(`ugent: ${outcome.error._tag}: ${outcome.error.message}`)
@@ -736,13 +759,13 @@ const exec = Command.make(
     Effect.gen(function* () {
       const text = Option.isSome(flags.text) ? flags.text.value : yield* readStdin
       const setup = yield* setupOf(flags, { stores: "sqlite", proofKey: true, profile: "local" })
-      const outcomes = yield* onRoad(
+      const outcomes = (yield* onRoad(
         setup,
         withProgress(
           "running the calls",
           Effect.flatMap(Invoker, (road) => road.invokeText(text))
         ).pipe(askOnTerminal(Option.isSome(flags.text)))
-      )
+      )).map(forCli)
       const failed = outcomes.find((o) => !o.ok)
       if (flags.json) yield* printJson({ ok: failed === undefined, outcomes })
       else {
@@ -762,25 +785,55 @@ const exec = Command.make(
   )
 )
 
-const mcp = Command.make("mcp", { ...common, outputSchemas, maxMessageBytes }, (flags) =>
-  Effect.gen(function* () {
-    // Stdout carries only protocol messages: what a family's own code prints (--family) goes to stderr.
-    globalThis.console = new console.Console({ stdout: process.stderr, stderr: process.stderr })
-    const setup = yield* setupOf(flags, { stores: "sqlite", proofKey: true, profile: "local" })
-    const road = Server.layer(setup)
-    const Mcp = yield* loadMcp
-    // The server ends when the client closes stdin.
-    yield* Mcp.runStdio({
-      outputSchemas: flags.outputSchemas,
-      maxMessageBytes: Option.getOrUndefined(flags.maxMessageBytes)
-    }).pipe(
-      Effect.provide(road),
-      // Traces go to OpenTelemetry when the standard OTEL_* variables ask for it.
-      Effect.provide(Telemetry.layer({ serviceVersion: version })),
-      Effect.mapError((e) => startupProblem(e, setup))
+/** The workspace named the way reference MCP servers take it (`ugent mcp /path`), or by `--root`: one of them. */
+const positionalRoot = (flags: Common, positional: Option.Option<string>): Effect.Effect<Common, UsageError> => {
+  if (Option.isNone(positional)) return Effect.succeed(flags)
+  if (Option.isSome(flags.root) && resolve(flags.root.value) !== resolve(positional.value)) {
+    return Effect.fail(
+      new UsageError({
+        problem: `Two roots: ${positional.value} and --root ${flags.root.value}. ugent serves one workspace: give one of them.`
+      })
     )
-  }).pipe(Effect.catchTag("UsageError", usage(false)))
-).pipe(Command.withDescription("An MCP server on stdio (stdout carries only protocol messages)"))
+  }
+  return Effect.succeed({ ...flags, root: positional })
+}
+
+const mcp = Command.make(
+  "mcp",
+  {
+    rootArgument: Argument.String("root").pipe(
+      Argument.withDescription("The workspace root, as reference MCP servers take it (the same as --root)"),
+      Argument.optional
+    ),
+    ...common,
+    outputSchemas,
+    maxMessageBytes
+  },
+  (all) =>
+    Effect.gen(function* () {
+      // Stdout carries only protocol messages: what a family's own code prints (--family) goes to stderr.
+      globalThis.console = new console.Console({ stdout: process.stderr, stderr: process.stderr })
+      const flags = { ...all, ...(yield* positionalRoot(all, all.rootArgument)) }
+      const setup = yield* setupOf(flags, { stores: "sqlite", proofKey: true, profile: "local" })
+      const road = Server.layer(setup)
+      const Mcp = yield* loadMcp
+      // The server ends when the client closes stdin.
+      yield* Mcp.runStdio({
+        outputSchemas: flags.outputSchemas,
+        maxMessageBytes: Option.getOrUndefined(flags.maxMessageBytes)
+      }).pipe(
+        Effect.provide(road),
+        // Traces go to OpenTelemetry when the standard OTEL_* variables ask for it.
+        Effect.provide(Telemetry.layer({ serviceVersion: version })),
+        Effect.mapError((e) => startupProblem(e, setup))
+      )
+    }).pipe(Effect.catchTag("UsageError", usage(false)))
+).pipe(
+  Command.withDescription("An MCP server on stdio (stdout carries only protocol messages)"),
+  Command.withExamples([
+    { command: "ugent mcp /path/to/project --trust L1", description: "Serve a project to an MCP client on stdio" }
+  ])
+)
 
 const serve = Command.make(
   "serve",
@@ -798,7 +851,7 @@ const serve = Command.make(
   },
   (flags) =>
     Effect.gen(function* () {
-      const options = yield* setupOf(flags, { stores: "sqlite", proofKey: true, profile: "shared" })
+      const options = yield* setupOf(flags, { stores: "sqlite", proofKey: true, profile: "team" })
       const [Http, Mcp, HttpServer] = yield* Effect.all([loadHttp, loadMcp, loadHttpServer])
       if (!Http.isLoopback(flags.host) && process.env.UGENT_TOKEN === undefined) {
         yield* Console.error(
@@ -818,9 +871,14 @@ const serve = Command.make(
           yield* Console.error(
             `ugent: serving ${url} (API ${url}/v1, OpenAPI ${url}/v1/openapi.json, MCP ${url}/mcp) as ${options.observerId} at L${options.trust}, root ${options.root}${token !== undefined ? ", token required" : ""}`
           )
-          yield* Console.error(
-            `ugent: ${Profile.describe(Profile.settings(options.recipe ?? {}, Server.overridesOf(options), "shared"))}`
-          )
+          const settings = Profile.settings(options.recipe ?? {}, Server.overridesOf(options), "team")
+          yield* Console.error(`ugent: ${Profile.describe(settings)}`)
+          // Which profile runs, and why: the default is said as such, with the others to choose from.
+          if (options.profile === undefined && options.recipe?.profile === undefined) {
+            yield* Console.error(
+              "ugent: team is serve's default profile (a few people's agents); --profile shared limits a room of untrusted agents (5 reads a minute each), --profile local lifts every limit."
+            )
+          }
           return yield* Effect.never
         })
       ).pipe(

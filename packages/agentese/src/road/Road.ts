@@ -157,6 +157,12 @@ export interface Services {
 export interface CallOptions {
   readonly id: string
   readonly from?: string | undefined
+  /**
+   * For a pipeline step after the first, the keys its caller wrote (the
+   * step's own arguments): only these are refused when the tool does not
+   * take them; the previous output's other keys are dropped.
+   */
+  readonly own?: ReadonlyArray<string> | undefined
   readonly refusal?: unknown
   readonly alternatives?: ReadonlyArray<string> | undefined
 }
@@ -176,6 +182,8 @@ interface Prepared {
   readonly guard: ReturnType<typeof CircuitBreaker.stage> | undefined
   readonly checks: ReturnType<typeof RateLimited.checks> | undefined
   readonly decode: (input: unknown) => Exit.Exit<unknown, unknown>
+  /** The keys the tool's input takes, when it is a closed object. */
+  readonly keys: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -200,8 +208,9 @@ export const make = (services: Services): Road => {
           ? () => Exit.fail(undefined)
           : Schema.decodeUnknownExit(route.entry.tool.input as Schema.Codec<unknown, unknown, never, never>, {
               errors: "all",
-              onExcessProperty: "ignore"
-            })
+              onExcessProperty: "error"
+            }),
+        keys: Boundary.inputKeys(route.entry.tool)
       }
       prepared.set(route, found)
     }
@@ -219,14 +228,28 @@ export const make = (services: Services): Road => {
     )
   }
 
-  /** Decodes once (the synchronous decoder first); for a later pipeline step a misfit is a PipelineMismatch. */
-  const decode = (route: Route, ready: Prepared, from: string | undefined, input: unknown) => {
-    const exit = ready.decode(input)
-    if (Exit.isSuccess(exit)) return Effect.succeed(exit.value)
-    const decoded = Boundary.decodeInput(route.entry.tool, input)
-    return from === undefined
-      ? decoded
-      : Effect.mapError(decoded, (e) => new PipelineMismatch({ from, to: route.path, issues: e.issues }))
+  /**
+   * Decodes once (the synchronous decoder first), refusing keys the tool does not take. For a later pipeline
+   * step the previous output's other keys are dropped (only the step's own arguments are the caller's), and
+   * a misfit is a PipelineMismatch.
+   */
+  const decode = (route: Route, ready: Prepared, options: CallOptions, input: unknown) => {
+    const { from } = options
+    if (from === undefined) {
+      const exit = ready.decode(input)
+      if (Exit.isSuccess(exit)) return Effect.succeed(exit.value)
+      return Boundary.decodeInput(route.entry.tool, input)
+    }
+    const own = new Set(options.own ?? [])
+    const keys = ready.keys === undefined ? undefined : new Set(ready.keys)
+    const kept =
+      keys !== undefined && isRecord(input)
+        ? Object.fromEntries(Object.entries(input).filter(([k]) => keys.has(k) || own.has(k)))
+        : input
+    return Effect.mapError(
+      Boundary.decodeInput(route.entry.tool, kept, { onExcessProperty: keys === undefined ? "ignore" : "error" }),
+      (e) => (e._tag === "UnknownArguments" ? e : new PipelineMismatch({ from, to: route.path, issues: e.issues }))
+    )
   }
 
   /** Proofs in a result are remembered for the session, under the path asked for and the file's own. */
@@ -269,7 +292,7 @@ export const make = (services: Services): Road => {
       if (before !== undefined) return yield* Effect.fail(before)
       const ready = prepare(route)
       const input = yield* supplyProof(route, caller, raw)
-      const decoded = yield* decode(route, ready, options.from, input)
+      const decoded = yield* decode(route, ready, options, input)
       const admitted = Admission.afterDecoding(route, observer, caller.recipe, caller.forbidden, decoded)
       if (!Admission.isAdmitted(admitted)) return yield* Effect.fail(admitted)
       const loopKey = Admission.loopKey(route, observer, decoded, services.root)

@@ -156,6 +156,49 @@ describe("approvals on every projection", () => {
       )
     }, 60_000)
 
+    it("threat: GET /v1/pending answers 500 with an empty body while a waiting write holds a read proof", async () => {
+      const root = workspace()
+      await Effect.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            const { url } = yield* serve({
+              root,
+              trust: 2,
+              recipe: raised,
+              token: "agent-secret",
+              approverToken: "operator-secret"
+            })
+            const read = yield* Effect.promise(() =>
+              post(`${url}/v1/invoke/world.tools.file.read`, { path: "a.txt" }, "agent-secret").then((r) => r.json())
+            )
+            const proof = (read as { result: { proof: string } }).result.proof
+            const call = post(
+              `${url}/v1/invoke/world.tools.file.write`,
+              { path: "a.txt", content: "ALPHA\n", proof },
+              "agent-secret"
+            )
+            let listed: { status: number; body: string } = { status: 0, body: "" }
+            for (let i = 0; i < 200 && !listed.body.includes("approval"); i++) {
+              yield* Effect.sleep("25 millis")
+              const r = yield* Effect.promise(() => get(`${url}/v1/pending`, "operator-secret"))
+              listed = { status: r.status, body: yield* Effect.promise(() => r.text()) }
+              if (r.status !== 200) break
+            }
+            assert.strictEqual(listed.status, 200, listed.body)
+            const [question] = (JSON.parse(listed.body) as { questions: Array<Record<string, unknown>> }).questions
+            // The proof is shown as its token, and the arguments in one line a person reads.
+            assert.deepStrictEqual(question!.input, { path: "a.txt", content: "ALPHA\n", proof })
+            assert.strictEqual(question!.arguments, 'path: "a.txt", content: "ALPHA\\n", proof: rp1.…')
+            yield* Effect.promise(() =>
+              post(`${url}/v1/pending/${question!.id}`, { answer: "approve" }, "operator-secret")
+            )
+            assert.strictEqual((yield* Effect.promise(() => call)).status, 200)
+            assert.strictEqual(readFileSync(join(root, "a.txt"), "utf8"), "ALPHA\n")
+          })
+        )
+      )
+    }, 60_000)
+
     it("without an approver's token no answer is taken over HTTP: a call that needs one is denied at once", async () => {
       const root = workspace()
       await Effect.runPromise(
@@ -237,6 +280,8 @@ describe("approvals on every projection", () => {
         "yes"
       )
       assert.match(yes, /Approve\?/)
+      // What is being approved is shown before the answer is asked for.
+      assert.match(yes, /with path: "t\.txt", content: "z"/)
       assert.strictEqual(readFileSync(join(root, "t.txt"), "utf8"), "z")
       const no = await onTerminal(
         root,

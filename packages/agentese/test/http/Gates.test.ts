@@ -241,11 +241,15 @@ describe("Http gates", () => {
       Effect.gen(function* () {
         const { asked, approver } = approverRecording(true)
         const { url } = yield* serve({ recipe: { requireApproval: ["world.tools.file.read"] }, approver })
-        yield* post(
+        // An observer among the arguments is a key file.read does not take: refused before anyone is asked.
+        const claimed = yield* post(
           invokeUrl(url, "world.tools.file.read"),
           { path: "a.txt", observer: { id: "admin", trust: 3 } },
           identityClaims
         )
+        assert.deepStrictEqual([claimed.status, claimed.body.error._tag], [400, "UnknownArguments"])
+        assert.strictEqual(asked.length, 0)
+        yield* post(invokeUrl(url, "world.tools.file.read"), { path: "a.txt" }, identityClaims)
         assert.strictEqual(asked.length, 1)
         assert.strictEqual(asked[0]!.observer.id, "local")
         assert.strictEqual(asked[0]!.observer.trust, 0)

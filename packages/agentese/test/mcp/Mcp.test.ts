@@ -209,7 +209,7 @@ describe("Mcp", () => {
       Effect.gen(function* () {
         const client = yield* memoryClient()
         const tool = (yield* client.listTools()).tools.find((t) => t.name === "self_tools_sys_ping")!
-        assert.deepStrictEqual(tool.inputSchema, { type: "object", properties: {} })
+        assert.deepStrictEqual(tool.inputSchema, { type: "object", properties: {}, additionalProperties: false })
         const result = yield* client.callTool({ name: "self_tools_sys_ping", arguments: {} })
         assert.deepStrictEqual(result.structuredContent, { pong: true })
       }).pipe(Effect.scoped, Effect.provide(road))

@@ -162,10 +162,20 @@ describe("MCP gates", () => {
 
     it("claims of trust in arguments, _meta or headers do not raise an L1 caller", async () => {
       const client = await l1.client({ "x-ugent-trust": "L3", "x-ugent-observer": "root" })
-      const failure = failureOf(
+      // Claims among the arguments are keys file.write does not take: refused by name.
+      const claimed = failureOf(
         await client.callTool({
           name: "world_tools_file_write",
           arguments: { path: "out.txt", content: "x", ...claims },
+          _meta: metaClaims
+        })
+      )
+      assert.strictEqual(claimed._tag, "UnknownArguments")
+      assert.deepStrictEqual(claimed.unknown, Object.keys(claims))
+      const failure = failureOf(
+        await client.callTool({
+          name: "world_tools_file_write",
+          arguments: { path: "out.txt", content: "x" },
           _meta: metaClaims
         })
       )
@@ -197,11 +207,12 @@ describe("MCP gates", () => {
       const events = await eventsDuring(l1, () =>
         client.callTool({ name: "world_tools_file_read", arguments: { path: "b.txt", ...claims }, _meta: metaClaims })
       )
+      // The call is refused (the claims are keys file.read does not take), and recorded as the server's caller's.
       assert.deepStrictEqual(
         events.map((e) => [e._tag, e.observerId]),
         [
           ["tool.invoked", "mcp-l1"],
-          ["tool.completed", "mcp-l1"]
+          ["tool.failed", "mcp-l1"]
         ]
       )
       await client.close()

@@ -31,8 +31,9 @@ const hostile = (): string => {
   const root = mkdtempSync(join(tmpdir(), "ugent-jail-"))
   for (const [name, content] of Object.entries({
     "README.md": "hello\n",
-    "password.txt": "hunter2\n",
-    "private_key.txt": "k\n"
+    ".env.production": "TOKEN=hunter2\n",
+    "deploy.key": "k\n",
+    "secretStore.ts": "export const store = 1\n"
   })) {
     writeFileSync(join(root, name), content)
   }
@@ -128,14 +129,20 @@ describe.skipIf(!hasGit)("the jail through the served road", () => {
     assert.strictEqual(readFileSync(join(root, ".githooks", "pre-commit"), "utf8"), "#!/bin/sh\nexit 0\n")
   })
 
-  it("the secret list over MCP: password.txt and private_key.txt are refused, naming the rule", slow, async () => {
-    for (const path of ["password.txt", "private_key.txt"]) {
-      const result = await call("world_tools_file_read", { path })
-      assert.isTrue(result.isError, path)
-      assert.notInclude(text(result), path === "password.txt" ? "hunter2" : "\nk")
-      assert.match(failureOf(result)._tag, /Forbidden|BlockedPath/)
+  it(
+    "the secret list over MCP: .env.production and deploy.key are refused, naming the rule; secretStore.ts reads",
+    slow,
+    async () => {
+      for (const path of [".env.production", "deploy.key"]) {
+        const result = await call("world_tools_file_read", { path })
+        assert.isTrue(result.isError, path)
+        assert.notInclude(text(result), path === ".env.production" ? "hunter2" : "\nk")
+        assert.match(failureOf(result)._tag, /Forbidden|BlockedPath/)
+      }
+      const source = await call("world_tools_file_read", { path: "secretStore.ts" })
+      assert.isFalse(source.isError === true, text(source))
     }
-  })
+  )
 
   it(
     "threat 36 through the CLI: a planted .ugent link is refused, and nothing is written where it points",

@@ -337,6 +337,35 @@ describe("Report", () => {
     })
   })
 
+  describe("for a newcomer", () => {
+    it("opens with what the project is and how to start it, and skips markers inside a test's strings", async () => {
+      const root = folder({
+        "package.json": JSON.stringify({
+          name: "teapot",
+          description: "Brews tea over HTTP",
+          scripts: { start: "node server.js", test: "vitest run" }
+        }),
+        "src/a.ts": `// ${TODO}: real marker\nexport const a = 1\n`,
+        "test/a.test.ts": `const files = { "b.ts": "// ${TODO}: fixture data\\n", 'c.ts': '# ${FIXME}: also data' }\n`
+      })
+      const { report } = await reportOf(root)
+      assert.strictEqual(
+        report.about,
+        "teapot: Brews tea over HTTP. To start: `npm install`, then `npm start`; the tests: `npm test`."
+      )
+      assert.match(
+        Report.body(report),
+        /^# teapot: project report\n\nProject Resurrection · [^\n]*\n\nteapot: Brews tea/
+      )
+      assert.deepStrictEqual(
+        report.facts!.todos.items.map((t) => t.path),
+        ["src/a.ts"]
+      )
+      const rust = await reportOf(folder({ "Cargo.toml": '[package]\nname = "crab"\nversion = "0.1.0"\n' }))
+      assert.strictEqual(rust.report.about, "crab is a rust project. To start: `cargo build`; the tests: `cargo test`.")
+    })
+  })
+
   describe("an empty folder", () => {
     it("gives a short, honest report after two calls", async () => {
       const root = emptyFolder()

@@ -98,8 +98,8 @@ const decode = (entry: Entry, from: string | undefined, input: unknown) =>
   from === undefined
     ? Boundary.decodeInput(entry.tool, input)
     : Effect.mapError(
-        Boundary.decodeInput(entry.tool, input),
-        (e) => new PipelineMismatch({ from, to: entry.path, issues: e.issues })
+        Boundary.decodeInput(entry.tool, input, { onExcessProperty: "ignore" }),
+        (e) => new PipelineMismatch({ from, to: entry.path, issues: e._tag === "InvalidInput" ? e.issues : e.message })
       )
 
 /** The limits of a call under its settings. */

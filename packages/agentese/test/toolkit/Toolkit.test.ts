@@ -226,8 +226,9 @@ describe("Toolkit", () => {
         assert.deepStrictEqual(
           events.map((e) => [e._tag, "path" in e ? e.path : undefined, e.observerId]),
           [
+            // Refused (the claims are keys file.read does not take), and recorded as the server's caller's.
             ["tool.invoked", "world.tools.file.read", "toolkit-test"],
-            ["tool.completed", "world.tools.file.read", "toolkit-test"]
+            ["tool.failed", "world.tools.file.read", "toolkit-test"]
           ]
         )
       }).pipe(Effect.scoped)

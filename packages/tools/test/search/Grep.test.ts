@@ -164,7 +164,7 @@ for (const engine of engines) {
           const root = yield* workspace({
             ".env": "TOKEN=1\n",
             "config/.env.local": "TOKEN=2\n",
-            "my-secrets/a.txt": "TOKEN=3\n",
+            ".ssh/a.txt": "TOKEN=3\n",
             id_rsa: "TOKEN=4\n",
             "app.txt": "TOKEN=5\n"
           })

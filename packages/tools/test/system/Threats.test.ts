@@ -17,6 +17,7 @@ import {
   loopbackServer,
   outside,
   output,
+  own,
   processesWith,
   sandboxGate,
   scratch,
@@ -138,6 +139,25 @@ describe.skipIf(gate.skip)(`threats.md §Shell (19-23, 39)${gate.note}`, () => {
       expect(fs.readFileSync(path.join(ws.root, ".env"), "utf8")).toContain(ws.secrets[0]!)
     })
 
+    it("a name the policy adds (a recipe's blocked) is masked like the built-in ones; a source file about secrets is not", async () => {
+      const ws = workspace()
+      fs.mkdirSync(path.join(ws.root, "data"))
+      fs.writeFileSync(path.join(ws.root, "data", "app.sqlite"), "rows-of-users\n")
+      fs.writeFileSync(path.join(ws.root, "secretStore.ts"), "export const store = 1\n")
+      fs.writeFileSync(path.join(ws.root, ".env.example"), "API_KEY=\n")
+      own(ws.root)
+      const run = await withSandbox(
+        ws.root,
+        bash.run({
+          command: "cat data/app.sqlite; echo -n '|'; cat .env; echo -n '|'; cat secretStore.ts .env.example"
+        }),
+        undefined,
+        { blocked: ["*.sqlite"] }
+      )
+      expect(run.stdout).toBe("||export const store = 1\nAPI_KEY=\n")
+      expect(fs.readFileSync(path.join(ws.root, "data", "app.sqlite"), "utf8")).toBe("rows-of-users\n")
+    })
+
     it("threat 39: a secret added between calls is masked in the next call, however old its directory was", async () => {
       const ws = workspace()
       const sub = path.join(ws.root, "sub")
@@ -152,9 +172,9 @@ describe.skipIf(gate.skip)(`threats.md §Shell (19-23, 39)${gate.note}`, () => {
           // The first call remembers the settled directories; the second must see what changed in them.
           yield* bash.run({ command: "true" })
           fs.writeFileSync(path.join(sub, ".env.local"), `${late}\n`)
-          fs.writeFileSync(path.join(ws.root, "prod.secret"), `${late}\n`)
+          fs.writeFileSync(path.join(ws.root, "prod.key"), `${late}\n`)
           fs.linkSync(path.join(ws.root, ".env"), path.join(ws.root, "notes.txt"))
-          return yield* bash.run({ command: "cat sub/.env.local prod.secret notes.txt" })
+          return yield* bash.run({ command: "cat sub/.env.local prod.key notes.txt" })
         })
       )
       expect(read.exitCode).toBe(0)

@@ -156,10 +156,10 @@ export const loopbackServer = async (): Promise<{
 }
 
 /** The services the family's tools need, over a workspace (given to {@link testOwner} first). */
-export const layerFor = (root: string, options?: Sandbox.Options) => {
+export const layerFor = (root: string, options?: Sandbox.Options, policy?: Workspace.PolicyOptions) => {
   own(root)
   return Sandbox.layer(options).pipe(
-    Layer.provideMerge(Workspace.layer({ root })),
+    Layer.provideMerge(Workspace.layer({ root, policy })),
     Layer.provideMerge(NodeServices.layer),
     Layer.orDie,
     Layer.merge(Trust.grant(3))
@@ -174,8 +174,9 @@ export const kill = SystemKill.kill
 export const withSandbox = <A, E>(
   root: string,
   program: Effect.Effect<A, E, Sandbox.Sandbox | Workspace.Workspace | Trust.Capability>,
-  options?: Sandbox.Options
-): Promise<A> => Effect.runPromise(Effect.scoped(Effect.provide(program, layerFor(root, options))))
+  options?: Sandbox.Options,
+  policy?: Workspace.PolicyOptions
+): Promise<A> => Effect.runPromise(Effect.scoped(Effect.provide(program, layerFor(root, options, policy))))
 
 /** Whether a host process is running (a zombie is not). */
 export const running = (pid: number): boolean => {

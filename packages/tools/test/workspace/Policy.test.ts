@@ -19,6 +19,8 @@ const pieces = [
   "_",
   "env",
   "ENV",
+  "example",
+  "sample",
   "secret",
   "Pass",
   "word",
@@ -53,8 +55,8 @@ describe("Workspace", () => {
             "keys/id_ed25519",
             "server.pem",
             "tls/server.KEY",
-            "app-secrets.json",
-            "MySecret.txt",
+            "config/secrets.yml",
+            "client_secret_123.apps.json",
             "cert.p12",
             ".npmrc",
             ".netrc",
@@ -78,13 +80,13 @@ describe("Workspace", () => {
       )
     )
 
-    it.effect("threat 11 (secrets): the design's names (password, private…key) are blocked, naming the rule", () =>
+    it.effect("threat 11 (secrets): files that hold secrets are blocked, naming the rule", () =>
       withWorkspace((fx) =>
         Effect.gen(function* () {
           for (const [p, rule] of [
-            ["password.txt", "*password*"],
-            ["private_key.txt", "*private*key*"],
-            ["notes/Secrets.md", "*secret*"],
+            [".env.local", ".env!(.example|.sample|.template)"],
+            ["tls/server.key", "*.key"],
+            ["config/credentials.yml.enc", "credentials.yml.enc"],
             ["home/.kube/config", "**/.kube/config"],
             [".docker/config.json", "**/.docker/config.json"]
           ] as const) {
@@ -110,7 +112,8 @@ describe("Workspace", () => {
           .join("/")
         if (rel === "") return
         const blocked = policyOnly.blockedBy(rel)
-        const expected = Secrets.match(rel)?.rule.pattern
+        const rule = Secrets.match(rel)?.rule
+        const expected = rule === undefined ? undefined : Secrets.globs[Secrets.rules.indexOf(rule)]
         assert.strictEqual(blocked === ".git" || blocked === ".ugent" ? expected : blocked, expected, rel)
       },
       { arbitrary: { runs: 2000 } }
@@ -119,7 +122,21 @@ describe("Workspace", () => {
     it.effect("ordinary names that merely resemble secrets are allowed", () =>
       withWorkspace((fx) =>
         Effect.gen(function* () {
-          for (const p of ["environment.ts", "src/keyboard.ts", "docs/id.md", "monkey.txt", "key.ts.md"]) {
+          for (const p of [
+            "environment.ts",
+            "src/keyboard.ts",
+            "docs/id.md",
+            "monkey.txt",
+            "key.ts.md",
+            "src/secretStore.ts",
+            "docs/secrets-guide.md",
+            "src/password.ts",
+            "src/privateKey.ts",
+            "src/credentials.ts",
+            ".env.example",
+            "config/.ENV.Sample",
+            ".env.template"
+          ]) {
             fx.file(p, "ok")
             const f = yield* Workspace.readFile(p)
             assert.strictEqual(Buffer.from(f.bytes).toString(), "ok", p)
@@ -289,7 +306,8 @@ describe("Workspace", () => {
       withWorkspace(() =>
         Effect.gen(function* () {
           const ws = yield* Workspace.Workspace
-          assert.strictEqual(ws.blockedBy("a/.Env.Local"), ".env*")
+          assert.strictEqual(ws.blockedBy("a/.Env.Local"), ".env!(.example|.sample|.template)")
+          assert.isUndefined(ws.blockedBy("a/.Env.Example"))
           assert.strictEqual(ws.blockedBy("a/b/.git/config"), ".git")
           assert.isUndefined(ws.blockedBy("a/.gitignore"))
           assert.isUndefined(ws.blockedBy("."))

@@ -308,6 +308,31 @@ const basedOn = (gathered: Gathered, session: string): Section => {
   }
 }
 
+/**
+ * What the project is and how to start it, from its manifest: its
+ * description (else its kind), then the commands that install, start and
+ * test it.
+ */
+export const about = (facts: Facts): string | undefined => {
+  const manifest = facts.manifest
+  const primary = facts.structure.projectTypes[0]?.type ?? manifest?.type
+  if (manifest === null && primary === undefined) return undefined
+  const name = manifest?.name ?? "The project"
+  const what =
+    manifest?.description !== null && manifest?.description !== undefined
+      ? `${name}: ${manifest.description.replace(/\.\s*$/, "")}.`
+      : `${name} is a ${primary} project.`
+  const install = Manifest.installCommand(primary)
+  const start = primary === "node" && manifest?.scripts.some((s) => s.name === "start") ? "npm start" : undefined
+  const test = Manifest.testCommand(primary, manifest ?? undefined)
+  const steps = [install, start].filter((c): c is string => c !== undefined).map(code)
+  const how = [
+    ...(steps.length > 0 ? [`To start: ${steps.join(", then ")}`] : []),
+    ...(test !== undefined ? [`the tests: ${code(test)}`] : [])
+  ]
+  return how.length === 0 ? what : `${what} ${how.join("; ")}.`
+}
+
 /** The report of gathered facts, written by the deterministic rules. */
 export const compose = (
   gathered: Gathered,
@@ -327,6 +352,7 @@ export const compose = (
   generatedAt: meta.generatedAt,
   mode: "deterministic",
   durationMillis: meta.durationMillis,
+  ...(about(gathered.facts) !== undefined ? { about: about(gathered.facts)! } : {}),
   lastActiveArea: lastActiveArea(gathered.facts, meta.nowMillis),
   currentState: currentState(gathered.facts, meta.nowMillis),
   nextSteps: nextSteps(gathered.facts, meta.nowMillis),

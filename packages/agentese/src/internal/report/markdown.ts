@@ -63,6 +63,7 @@ export const body = (report: Report): string => {
     `# ${report.project}: project report`,
     "",
     `Project Resurrection · ${how} · ${report.generatedAt.replace("T", " ").replace(/\.\d+Z$/, "Z")} · ${calls} tool ${calls === 1 ? "call" : "calls"} in ${(report.durationMillis / 1000).toFixed(1)} s`,
+    ...(report.about !== undefined ? ["", report.about] : []),
     ...(report.incomplete !== undefined ? ["", `**Incomplete:** ${report.incomplete}`] : []),
     "",
     section("Last active area", report.lastActiveArea),

@@ -203,6 +203,8 @@ export const Report = Schema.Struct({
   mode: Schema.Literals(["deterministic", "model"]),
   model: Schema.optionalKey(Schema.String),
   durationMillis: Schema.Number,
+  /** What the project is and how to start it, in a sentence or two, from its manifest. */
+  about: Schema.optionalKey(Schema.String),
   lastActiveArea: Section,
   currentState: Section,
   nextSteps: Section,

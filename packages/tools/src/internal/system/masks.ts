@@ -5,7 +5,7 @@
  * plant a hook, a config entry that runs a program, or an alternate object
  * store that the host's git would later follow; `.ugent` (the server's own
  * state) is hidden behind an empty directory; every other blocked entry
- * (`.env*`, `*secret*`, keys, credential files) is masked: a file by an empty
+ * (`.env*` but not its templates, keys, credential stores, and the names a recipe adds) is masked: a file by an empty
  * read-only file, a directory by an empty read-only directory. A regular file
  * that is a hard link to a masked file is masked too. Symbolic links are not
  * followed (their targets are either outside, where nothing is mounted, or
