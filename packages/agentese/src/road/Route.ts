@@ -54,6 +54,8 @@ export interface Route extends Target {
   readonly breaker: boolean
   readonly timeoutMillis: number
   readonly budgetTokens: number
+  /** Whether the recipe or host set the budget (else a client's own limit applies, where one is known). */
+  readonly budgetFixed: boolean
   readonly loop: Profile.LoopSettings | undefined
 }
 
@@ -97,6 +99,7 @@ export const make = (
     breaker: options.breaker,
     timeoutMillis: settings.timeoutMillis,
     budgetTokens: settings.budgetTokens,
+    budgetFixed: settings.budgetFixed,
     loop: settings.loop
   }
 }
