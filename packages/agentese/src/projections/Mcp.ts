@@ -6,8 +6,13 @@
  * elicitation). A client sees exactly the paths its caller is offered
  * (`Invoker.list`), each under a provider-safe name (`world_tools_file_read`)
  * with the dotted path as its title and in `_meta`; every call goes through
- * `Invoker.invoke`, and a typed failure comes back as its JSON (`_tag`,
- * `message`, fields) with `isError: true`.
+ * `Invoker.invoke`. A result comes back as text made for the client's model
+ * (`Render`: a read is the file's lines under a one-line header, listings
+ * one entry per line, diffs unified) within what that client passes to its
+ * model whole (`Budget.forClient`, from the name it gives at `initialize`),
+ * with ugent's JSON as `structuredContent`; a typed failure comes back as a
+ * plain line, what to do next and its details, with `isError: true` and its
+ * JSON in `_meta["ugent/error"]`.
  *
  * @since 0.1.0
  */
@@ -20,6 +25,7 @@ import * as McpServer from "../internal/mcp/server.ts"
 import * as McpStdio from "../internal/mcp/stdio.ts"
 import type * as Invoke from "../Invoke.ts"
 import type { Description } from "../Registry.ts"
+import type * as Render from "../Render.ts"
 
 /**
  * What the MCP server needs: the road and the caller it serves (as provided
@@ -109,7 +115,7 @@ const defaultVersion = "0.1.0"
  * @since 0.1.0
  */
 export const instructions =
-  "Every tool works inside one workspace. Read a file before you change it: this server remembers what you read in this session, so world_tools_file_write and world_tools_file_edit need no `proof` from you (a `proof` token from a read is still accepted). A result too large for your context comes back as an `overBudget` summary with a memory id: read it in parts with self_memory_read, or ask for less. A failed call returns JSON with `_tag` and a `message` that says what to do next."
+  "Every tool works inside one workspace. Read a file before you change it: this server remembers what you read in this session, so world_tools_file_write and world_tools_file_edit need no `proof` from you. A result larger than your client passes to you whole comes back as a summary with a memory id: read it in parts with self_memory_read, or ask for less. A failed call begins with the error's name and what went wrong, then what to do next."
 
 /**
  * The MCP tool name of a path: its provider-safe form (`world_tools_file_read`),
@@ -174,16 +180,19 @@ export const toMcpTool = (
 ): McpTool => McpServer.toMcpTool(description, name, options.outputSchema !== false)
 
 /**
- * The MCP result JSON of an outcome. Success: the result as JSON text, and as
- * `structuredContent` when it is an object. Failure: the failure's JSON
- * (`_tag`, `message` and its fields) as text with `isError: true`, its kind
- * and call id in `_meta`. Failures carry no `structuredContent`, since
+ * The MCP result JSON of an outcome. Success: the text the road made for the
+ * model (else the result's JSON) as text, and the result as
+ * `structuredContent` when it is an object. Failure: the failure as a model
+ * reads it (`Render.failure`: its tag and first sentence, what to do next,
+ * its details) with `isError: true`; its JSON (`_tag`, `message`, fields),
+ * kind and call id in `_meta`. Failures carry no `structuredContent`, since
  * clients check `structuredContent` against the tool's output schema.
  *
  * @category encoding
  * @since 0.2.0
  */
-export const toCallToolJson = (outcome: Invoke.Outcome): McpServer.CallToolJson => McpServer.callToolJson(outcome)
+export const toCallToolJson = (outcome: Invoke.Outcome, audience?: Render.Audience): McpServer.CallToolJson =>
+  McpServer.callToolJson(outcome, true, audience)
 
 const infoOf = (options: Options): McpServer.Info => ({
   name: options.name ?? "ugent",

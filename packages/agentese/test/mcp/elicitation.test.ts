@@ -64,6 +64,7 @@ const open = async (options: {
       readonly isError: boolean
       readonly structuredContent?: Json
       readonly content: Array<Json>
+      readonly _meta?: Json
     }
   }
   return { call, asked, close: () => child.kill() }
@@ -95,7 +96,7 @@ describe("the stdio server and the person behind its client", () => {
       const client = await open({ args: ["--trust", "L1"], protocolVersion })
       try {
         const clarified = await client.call("self_tools_clarify", { question: "Which colour?" })
-        const answer = clarified.structuredContent ?? JSON.parse(String(clarified.content[0]?.text))
+        const answer = (clarified.structuredContent ?? clarified._meta?.["ugent/result"]) as Json
         assert.strictEqual(answer.answered, false, protocolVersion)
         assert.strictEqual(answer.reason, "no-channel", protocolVersion)
         assert.lengthOf(client.asked, 0)

@@ -3,7 +3,10 @@
  * of the streamable-HTTP endpoint) speaking JSON-RPC 2.0 as the official SDK
  * client does, on every protocol revision served. Requests are answered
  * here; every `tools/call` is one call of the road (`Invoker.invoke`) for the
- * server's caller, whose reply line is printed once from the road's text.
+ * server's caller, whose reply line is printed once from the road's texts:
+ * the text made for the client's model (`Render`, within the budget of the
+ * client named at `initialize`) as the content, the JSON as the structured
+ * content.
  * Questions for the person behind a call go back to the client as
  * `elicitation/create` requests when it can show them.
  *
@@ -18,10 +21,12 @@
  */
 import { randomUUID } from "node:crypto"
 import { Cause, Deferred, Effect, Exit, Fiber, FiberSet, Option, type Scope } from "effect"
+import * as Budget from "../../Budget.ts"
 import * as Catalog from "../../Catalog.ts"
 import * as Human from "../../Human.ts"
 import type * as Invoke from "../../Invoke.ts"
 import { Invoker } from "../../Invoke.ts"
+import * as Render from "../../Render.ts"
 import { capture, within } from "../captured.ts"
 
 /** The protocol revisions served, newest first. */
@@ -47,13 +52,17 @@ export const errorLine = (id: Id | null, code: number, message: string): string 
 
 const resultLine = (id: Id, result: unknown): string => JSON.stringify({ jsonrpc: "2.0", id, result })
 
+const isRecord = Catalog.isRecord
+
 /** The `_meta` keys of a tool and of a call result. */
 export const MetaKeys = {
   path: "ugent/path",
   trust: "ugent/trust",
   approval: "ugent/approval",
   kind: "ugent/kind",
-  callId: "ugent/callId"
+  callId: "ugent/callId",
+  error: "ugent/error",
+  result: "ugent/result"
 } as const
 
 /** A listed tool, as MCP describes one. */
@@ -104,28 +113,107 @@ export interface CallToolJson {
   readonly _meta: Readonly<Record<string, unknown>>
 }
 
-/** The result JSON of an outcome (success: its text, and its structured form where the revision has one). */
-export const callToolJson = (outcome: Invoke.Outcome, withStructure = true): CallToolJson =>
-  outcome.ok
-    ? {
-        content: [{ type: "text", text: outcome.text ?? JSON.stringify(outcome.result) ?? "null" }],
-        ...(withStructure && Catalog.isRecord(outcome.result) ? { structuredContent: outcome.result } : {}),
-        isError: false,
-        _meta: { [MetaKeys.path]: outcome.path, [MetaKeys.callId]: outcome.callId }
-      }
-    : {
-        content: [{ type: "text", text: JSON.stringify(outcome.error) }],
-        isError: true,
-        _meta: { [MetaKeys.path]: outcome.path, [MetaKeys.callId]: outcome.callId, [MetaKeys.kind]: outcome.kind }
-      }
+const defaultAudience = Render.audience({})
 
-/** The reply line of a call: a successful object result is printed once and spliced in as its structure too. */
-export const callReply = (id: Id, outcome: Invoke.Outcome, withStructure: boolean): string => {
-  if (!outcome.ok || !withStructure || !Catalog.isRecord(outcome.result) || outcome.text === undefined) {
-    return resultLine(id, callToolJson(outcome, withStructure))
+/**
+ * The result JSON of an outcome. Success: the text made for the model (else
+ * the JSON) as the content, and the result as the structured content where
+ * `withStructure` (on a revision without structured content, in
+ * `_meta["ugent/result"]`, for programs). Failure: the failure as a model
+ * reads it (a plain line, what to do next, the details), its JSON in `_meta`.
+ */
+export const callToolJson = (
+  outcome: Invoke.Outcome,
+  withStructure = true,
+  audience: Render.Audience = defaultAudience,
+  revisionHasStructure = true
+): CallToolJson => {
+  if (!outcome.ok) {
+    return {
+      content: [{ type: "text", text: Render.failure(outcome.error, audience) }],
+      isError: true,
+      _meta: {
+        [MetaKeys.path]: outcome.path,
+        [MetaKeys.callId]: outcome.callId,
+        [MetaKeys.kind]: outcome.kind,
+        [MetaKeys.error]: outcome.error
+      }
+    }
+  }
+  const modelText = outcome.modelText
+  const structure = withStructure && revisionHasStructure && Catalog.isRecord(outcome.result)
+  return {
+    content: [{ type: "text", text: modelText ?? outcome.text ?? JSON.stringify(outcome.result) ?? "null" }],
+    ...(structure ? { structuredContent: outcome.result } : {}),
+    isError: false,
+    _meta: {
+      [MetaKeys.path]: outcome.path,
+      [MetaKeys.callId]: outcome.callId,
+      // A revision without structured content still gives programs the JSON, beside the text made for the model.
+      ...(withStructure && !revisionHasStructure && modelText !== undefined
+        ? { [MetaKeys.result]: outcome.result }
+        : {})
+    }
+  }
+}
+
+/** The reply line of a call: a successful object result's JSON, printed once by the road, is spliced in as its structure. */
+export const callReply = (
+  id: Id,
+  outcome: Invoke.Outcome,
+  withStructure: boolean,
+  audience: Render.Audience = defaultAudience,
+  revisionHasStructure = true
+): string => {
+  if (
+    !outcome.ok ||
+    !withStructure ||
+    !revisionHasStructure ||
+    !Catalog.isRecord(outcome.result) ||
+    outcome.text === undefined
+  ) {
+    return resultLine(id, callToolJson(outcome, withStructure, audience, revisionHasStructure))
   }
   const meta = JSON.stringify({ [MetaKeys.path]: outcome.path, [MetaKeys.callId]: outcome.callId })
-  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":${JSON.stringify(outcome.text)}}],"structuredContent":${outcome.text},"isError":false,"_meta":${meta}}}`
+  const text = JSON.stringify(outcome.modelText ?? outcome.text)
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":${text}}],"structuredContent":${outcome.text},"isError":false,"_meta":${meta}}}`
+}
+
+/**
+ * The client's own id of a call, from the `_meta` of its `tools/call`:
+ * Claude Code's tool-use id (`claudecode/toolUseId`), else Codex's thread
+ * and turn (`x-codex-turn-metadata`, as `thread=… turn=…`); printable
+ * characters only, at most 200.
+ */
+export const clientCallIdOf = (meta: unknown): string | undefined => {
+  if (!isRecord(meta)) return undefined
+  const clean = (s: string) => {
+    const printable = s
+      .replace(/[^\x20-\x7e]/g, "")
+      .trim()
+      .slice(0, 200)
+    return printable === "" ? undefined : printable
+  }
+  const claude = meta["claudecode/toolUseId"]
+  if (typeof claude === "string") return clean(claude)
+  let codex = meta["x-codex-turn-metadata"]
+  if (typeof codex === "string") {
+    try {
+      codex = JSON.parse(codex)
+    } catch {
+      codex = undefined
+    }
+  }
+  if (isRecord(codex)) {
+    const thread = codex.thread_id ?? codex.session_id
+    const turn = codex.turn_id
+    const parts = [
+      typeof thread === "string" ? `thread=${thread}` : undefined,
+      typeof turn === "string" ? `turn=${turn}` : undefined
+    ].filter((p) => p !== undefined)
+    if (parts.length > 0) return clean(parts.join(" "))
+  }
+  return undefined
 }
 
 /** How the server presents itself. */
@@ -145,8 +233,6 @@ export interface Connection {
   /** Ends the connection: its calls are interrupted, its questions unanswered, its session forgotten. */
   readonly close: Effect.Effect<void>
 }
-
-const isRecord = Catalog.isRecord
 
 /**
  * A connection for the server's caller (in context). `send` writes a line to
@@ -177,6 +263,12 @@ export const connect = (options: {
     let protocol: string | undefined
     let initialized = false
     let capabilities: Readonly<Record<string, unknown>> = {}
+    // Who reads the results: the client named at initialize, its budget, and the names it lists tools under.
+    const audienceOf = (client: string | undefined) =>
+      Render.audience({ client, tools: offers.map((o) => ({ path: o.path, name: o.name })) })
+    let audience = audienceOf(undefined)
+    // A client that hands its model the structured content instead of the text is sent none, unless schemas are declared.
+    let structure = true
     // Calls in flight, by request id, so that a cancellation can stop one.
     const running = new Map<string, Fiber.Fiber<unknown>>()
     // Questions this server asked the client, by request id.
@@ -213,9 +305,18 @@ export const connect = (options: {
       if (args !== undefined && args !== null && !isRecord(args)) {
         return Effect.succeed(errorLine(id, ErrorCode.invalidParams, "Invalid params: arguments must be an object."))
       }
-      return within(captured)(road.invoke({ path: target.path, input: target.unwrap(args ?? {}), session })).pipe(
+      const invocation = {
+        path: target.path,
+        input: target.unwrap(args ?? {}),
+        session,
+        audience,
+        clientCallId: clientCallIdOf(params._meta)
+      }
+      return within(captured)(road.invoke(invocation)).pipe(
         Effect.provideService(Human.Current, channel()),
-        Effect.map((outcome) => callReply(id, outcome, protocol === undefined || structured.has(protocol)))
+        Effect.map((outcome) =>
+          callReply(id, outcome, structure, audience, protocol === undefined || structured.has(protocol))
+        )
       )
     }
 
@@ -225,6 +326,9 @@ export const connect = (options: {
           const requested = params.protocolVersion
           protocol = protocolVersions.find((v) => v === requested) ?? protocolVersions[0]
           capabilities = isRecord(params.capabilities) ? params.capabilities : {}
+          const client = isRecord(params.clientInfo) ? params.clientInfo.name : undefined
+          audience = audienceOf(typeof client === "string" ? client : undefined)
+          structure = options.info.outputSchemas || Budget.clientNamed(audience.client)?.readsStructured !== true
           return Effect.succeed(
             resultLine(id, {
               protocolVersion: protocol,
