@@ -60,6 +60,12 @@ export interface Options {
   readonly outputSchemas?: boolean | undefined
   /** The largest message read, in bytes (default 8 MiB); a larger one is answered with an error and skipped. */
   readonly maxMessageBytes?: number | undefined
+  /**
+   * How often a call the client follows (`_meta.progressToken`) says it is
+   * still running (default 5 seconds). A shell or network call says it
+   * started at once, any other once it has run a second.
+   */
+  readonly progressInterval?: Duration.Input | undefined
 }
 
 /**
@@ -198,7 +204,8 @@ const infoOf = (options: Options): McpServer.Info => ({
   name: options.name ?? "ugent",
   version: options.version ?? defaultVersion,
   instructions: options.instructions ?? instructions,
-  outputSchemas: options.outputSchemas === true
+  outputSchemas: options.outputSchemas === true,
+  progressMillis: Duration.toMillis(Duration.fromInputUnsafe(options.progressInterval ?? "5 seconds"))
 })
 
 /**

@@ -20,7 +20,7 @@
  * @internal
  */
 import { randomUUID } from "node:crypto"
-import { Cause, Deferred, Effect, Exit, Fiber, FiberSet, Option, type Scope } from "effect"
+import { Cause, Clock, Deferred, Effect, Exit, Fiber, FiberSet, Option, Schedule, type Scope } from "effect"
 import * as Budget from "../../Budget.ts"
 import * as Catalog from "../../Catalog.ts"
 import * as Human from "../../Human.ts"
@@ -222,12 +222,71 @@ export interface Info {
   readonly version: string
   readonly instructions: string
   readonly outputSchemas: boolean
+  /** How often a call the client follows (`_meta.progressToken`) says it is still running, in milliseconds. */
+  readonly progressMillis: number
 }
+
+/** A call that may take long (a shell, the network) says it started at once; any other after a second. */
+const quietMillis = 1000
+
+/**
+ * Notifications of a running call to a client that follows it: that it
+ * started, then every `everyMillis` how long it has run, until it ends.
+ * `progress` counts seconds and grows with each notification, as MCP asks.
+ */
+const withProgress = <A, E, R>(
+  call: Effect.Effect<A, E, R>,
+  options: {
+    readonly token: string | number
+    readonly name: string
+    readonly long: boolean
+    readonly everyMillis: number
+    readonly notify: (line: string) => Effect.Effect<void>
+  }
+): Effect.Effect<A, E, R> =>
+  Effect.gen(function* () {
+    const started = yield* Clock.currentTimeMillis
+    let last = -1
+    const tell = (message: (seconds: number) => string) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const seconds = Math.round((now - started) / 100) / 10
+        const progress = Math.max(seconds, Math.round((last + 0.1) * 10) / 10)
+        last = progress
+        return options.notify(
+          JSON.stringify({
+            jsonrpc: "2.0",
+            method: "notifications/progress",
+            params: { progressToken: options.token, progress, message: message(seconds) }
+          })
+        )
+      })
+    const first = tell((s) => (s < 0.1 ? `${options.name} started` : `${options.name} started ${s} s ago`))
+    const beats = Effect.andThen(
+      options.long ? first : Effect.delay(first, quietMillis),
+      Effect.repeat(
+        Effect.delay(
+          tell((s) => `${options.name} still running after ${s} s`),
+          options.everyMillis
+        ),
+        Schedule.forever
+      )
+    )
+    const fiber = yield* Effect.forkChild(beats, { startImmediately: true })
+    return yield* Effect.ensuring(call, Fiber.interrupt(fiber))
+  })
 
 /** One client's connection. */
 export interface Connection {
-  /** Handles one parsed message; the reply line of a request, or `undefined` (a notification, a response). */
-  readonly receive: (message: unknown) => Effect.Effect<string | undefined>
+  /**
+   * Handles one parsed message; the reply line of a request, or `undefined`
+   * (a notification, a response). `notify` carries the notifications about
+   * this request (its progress) to the client (default: the connection's
+   * `send`).
+   */
+  readonly receive: (
+    message: unknown,
+    notify?: ((line: string) => Effect.Effect<void>) | undefined
+  ) => Effect.Effect<string | undefined>
   /** Whether the client has initialized. */
   readonly initialized: () => boolean
   /** Ends the connection: its calls are interrupted, its questions unanswered, its session forgotten. */
@@ -252,9 +311,22 @@ export const connect = (options: {
     const fibers = yield* FiberSet.make<unknown>()
     const session = options.session ?? `mcp:${randomUUID().slice(0, 13)}`
     const offers = yield* within(captured)(road.list)
-    const byName = new Map<string, { readonly path: string; readonly unwrap: (args: unknown) => unknown }>()
+    const byName = new Map<
+      string,
+      {
+        readonly path: string
+        readonly name: string
+        readonly unwrap: (args: unknown) => unknown
+        readonly long: boolean
+      }
+    >()
     for (const offer of offers) {
-      const target = { path: offer.path, unwrap: Catalog.inputShape(offer.input).unwrap }
+      const target = {
+        path: offer.path,
+        name: Catalog.toolName(offer.path),
+        unwrap: Catalog.inputShape(offer.input).unwrap,
+        long: offer.effects.callsShell === true || offer.effects.callsNetwork === true
+      }
       byName.set(Catalog.toolName(offer.path), target)
       byName.set(offer.path, target)
     }
@@ -296,7 +368,11 @@ export const connect = (options: {
             )
           )
 
-    const call = (id: Id, params: Readonly<Record<string, unknown>>): Effect.Effect<string> => {
+    const call = (
+      id: Id,
+      params: Readonly<Record<string, unknown>>,
+      notify: (line: string) => Effect.Effect<void>
+    ): Effect.Effect<string> => {
       const { name, arguments: args } = params
       const target = typeof name === "string" ? byName.get(name) : undefined
       if (target === undefined) {
@@ -312,15 +388,30 @@ export const connect = (options: {
         audience,
         clientCallId: clientCallIdOf(params._meta)
       }
-      return within(captured)(road.invoke(invocation)).pipe(
-        Effect.provideService(Human.Current, channel()),
-        Effect.map((outcome) =>
-          callReply(id, outcome, structure, audience, protocol === undefined || structured.has(protocol))
-        )
+      const meta = isRecord(params._meta) ? params._meta : {}
+      const token = meta.progressToken
+      const invoked = within(captured)(road.invoke(invocation)).pipe(Effect.provideService(Human.Current, channel()))
+      const followed =
+        typeof token === "string" || typeof token === "number"
+          ? withProgress(invoked, {
+              token,
+              name: target.name,
+              long: target.long,
+              everyMillis: options.info.progressMillis,
+              notify
+            })
+          : invoked
+      return Effect.map(followed, (outcome) =>
+        callReply(id, outcome, structure, audience, protocol === undefined || structured.has(protocol))
       )
     }
 
-    const answer = (id: Id, method: string, params: Readonly<Record<string, unknown>>): Effect.Effect<string> => {
+    const answer = (
+      id: Id,
+      method: string,
+      params: Readonly<Record<string, unknown>>,
+      notify: (line: string) => Effect.Effect<void> = options.send
+    ): Effect.Effect<string> => {
       switch (method) {
         case "initialize": {
           const requested = params.protocolVersion
@@ -343,7 +434,7 @@ export const connect = (options: {
         case "tools/list":
           return Effect.succeed(resultLine(id, { tools }))
         case "tools/call":
-          return call(id, params)
+          return call(id, params, notify)
         case "resources/list":
           return Effect.succeed(resultLine(id, { resources: [] }))
         case "resources/templates/list":
@@ -359,7 +450,10 @@ export const connect = (options: {
 
     const key = (id: unknown) => `${typeof id}:${String(id)}`
 
-    const receive = (message: unknown): Effect.Effect<string | undefined> => {
+    const receive = (
+      message: unknown,
+      notify: (line: string) => Effect.Effect<void> = options.send
+    ): Effect.Effect<string | undefined> => {
       if (!isRecord(message) || message.jsonrpc !== "2.0") {
         return Effect.succeed(
           errorLine(null, ErrorCode.invalidRequest, "Invalid Request: a message must be a JSON-RPC 2.0 object.")
@@ -398,18 +492,23 @@ export const connect = (options: {
       }
       if (method !== "tools/call") return answer(id, method, params)
       // A call runs in a fiber of its own, so that a cancellation can interrupt it; its reply is its result.
-      return Effect.flatMap(FiberSet.run(fibers, answer(id, method, params), { startImmediately: true }), (fiber) => {
-        const k = key(id)
-        running.set(k, fiber)
-        return Fiber.await(fiber).pipe(
-          Effect.ensuring(Effect.sync(() => running.get(k) === fiber && running.delete(k))),
-          Effect.map((exit) => {
-            if (Exit.isSuccess(exit)) return exit.value as string
-            // A cancelled call is not answered; any other failure is the server's own.
-            return Cause.hasInterruptsOnly(exit.cause) ? undefined : errorLine(id, ErrorCode.internal, "Internal error")
-          })
-        )
-      })
+      return Effect.flatMap(
+        FiberSet.run(fibers, answer(id, method, params, notify), { startImmediately: true }),
+        (fiber) => {
+          const k = key(id)
+          running.set(k, fiber)
+          return Fiber.await(fiber).pipe(
+            Effect.ensuring(Effect.sync(() => running.get(k) === fiber && running.delete(k))),
+            Effect.map((exit) => {
+              if (Exit.isSuccess(exit)) return exit.value as string
+              // A cancelled call is not answered; any other failure is the server's own.
+              return Cause.hasInterruptsOnly(exit.cause)
+                ? undefined
+                : errorLine(id, ErrorCode.internal, "Internal error")
+            })
+          )
+        }
+      )
     }
 
     return {
