@@ -280,6 +280,24 @@ export const make = (services: Services): Road => {
     )
   }
 
+  /**
+   * The diff a call would make, for the person asked to approve it: the
+   * tool's own dry run (nothing written), at the level the call would run
+   * at, within two seconds; nothing when it fails or has no diff.
+   */
+  const dryRun = (route: Route, caller: Caller, level: Trust.TrustLevel, decoded: unknown) =>
+    !isRecord(decoded)
+      ? Effect.succeed(undefined)
+      : (route.entry.tool.run({ ...decoded, dryRun: true }) as Effect.Effect<unknown, unknown>).pipe(
+          Effect.provideContext(caller.runContext(level)),
+          Effect.timeoutOption(2000),
+          Effect.map((out) => {
+            const value = Option.getOrUndefined(out)
+            return isRecord(value) && typeof value.diff === "string" && value.diff !== "" ? value.diff : undefined
+          }),
+          Effect.catchCause(() => Effect.succeed(undefined))
+        )
+
   /** The stages between the journal's two ends: the encoded result and its text, or a typed failure. */
   const stages = (
     route: Route,
@@ -302,7 +320,10 @@ export const make = (services: Services): Road => {
       if (!Admission.isAdmitted(admitted)) return yield* Effect.fail(admitted)
       const loopKey = Admission.loopKey(route, observer, decoded, services.root)
       if (loopKey !== undefined) yield* loops.check(loopKey, route.path, route.loop!)
-      if (admitted.approval !== undefined) yield* Trust.requestApproval(admitted.approval)
+      if (admitted.approval !== undefined) {
+        const preview = route.previews ? yield* dryRun(route, caller, admitted.runAt, decoded) : undefined
+        yield* Trust.requestApproval(preview === undefined ? admitted.approval : { ...admitted.approval, preview })
+      }
       if (ready.checks !== undefined) {
         yield* RateLimited.admit(
           services.limiter,

@@ -26,6 +26,8 @@ export interface Target {
   readonly entry: Entry
   /** Whether its input has a `proof` that a session may supply. */
   readonly takesProof: boolean
+  /** Whether it writes and its input has a `dryRun`: the change it would make can be shown before it is approved. */
+  readonly previews: boolean
   /** A call that writes files or runs a shell is progress for the loop detector. */
   readonly progress: boolean
   /** Whether its audit entry before the call is stored before it runs (it has side effects). */
@@ -72,6 +74,7 @@ export const target = (registry: RegistryShape, entry: Entry): Target => {
     path: entry.path,
     entry,
     takesProof: input.properties?.proof !== undefined,
+    previews: effects.writesFs && input.properties?.dryRun !== undefined,
     progress: effects.writesFs || effects.callsShell,
     sideEffects: effects.writesFs || effects.callsShell || effects.callsNetwork || effects.irreversible,
     refusedInPlanMode: Modes.refusedInPlanMode(entry.tool),
