@@ -448,7 +448,8 @@ export const make = (services: Services): Road => {
         input: raw,
         alternatives: options.alternatives ?? Context.get(context, Traced.Alternatives),
         sideEffects: route.sideEffects,
-        startedAt: clock.currentTimeMillisUnsafe()
+        startedAt: clock.currentTimeMillisUnsafe(),
+        ...(options.clientCallId !== undefined ? { clientCallId: options.clientCallId } : {})
       }
       const trace = { id: record.id, rootId: record.rootId }
       const body = Effect.flatMap(Effect.exit(Journal.begin(sinks, record)), (begun) =>
