@@ -16,7 +16,11 @@
  *
  * @since 0.1.0
  */
-import { Duration, Effect, Layer, Logger, Option, type Scope, type Stdio } from "effect"
+import { realpathSync, statSync } from "node:fs"
+import { sep } from "node:path"
+import { fileURLToPath } from "node:url"
+import { ToolError } from "@ugent/core"
+import { type Context, Duration, Effect, Layer, Logger, Option, type Scope, type Stdio } from "effect"
 import type { HttpRouter } from "effect/http"
 import * as Catalog from "../Catalog.ts"
 import * as Human from "../Human.ts"
@@ -225,7 +229,14 @@ export const connection = (
     readonly fallback?: Option.Option<Human.Channel> | undefined
   }
 ): Effect.Effect<McpServer.Connection, never, Services | Scope.Scope> =>
-  McpServer.connect({ info: infoOf(options), send: options.send, fallback: options.fallback ?? Option.none() })
+  Effect.flatMap(McpServer.servicesInContext, (services) =>
+    McpServer.connect({
+      info: infoOf(options),
+      send: options.send,
+      fallback: options.fallback ?? Option.none(),
+      services
+    })
+  )
 
 /**
  * The MCP server over stdio (newline-delimited JSON-RPC on stdin / stdout,
@@ -248,10 +259,98 @@ export const layerStdio = (options: Options = {}): Layer.Layer<never, never, Ser
  * @since 0.2.0
  */
 export const runStdio = (options: Options = {}): Effect.Effect<void, never, Services | Stdio.Stdio> =>
-  McpStdio.serve({ info: infoOf(options), maxMessageBytes: options.maxMessageBytes }).pipe(
-    Effect.scoped,
-    Effect.provide(stderrLogger)
-  )
+  Effect.flatMap(McpServer.servicesInContext, (services) =>
+    McpStdio.serve({ info: infoOf(options), maxMessageBytes: options.maxMessageBytes, services })
+  ).pipe(Effect.scoped, Effect.provide(stderrLogger))
+
+/**
+ * The workspace root an MCP client's roots (`roots/list`) name for a server
+ * started in `cwd`: of the roots that are `file:` URIs of existing
+ * directories, the innermost one that holds `cwd` (the client started the
+ * server inside its project), else the first; `undefined` when none is.
+ *
+ * **Example** (A client's project root)
+ * ```ts
+ * import { Mcp } from "@ugent/agentese"
+ * import { mkdtempSync, mkdirSync, realpathSync } from "node:fs"
+ * import { tmpdir } from "node:os"
+ * import { join } from "node:path"
+ * import { pathToFileURL } from "node:url"
+ * const project = realpathSync(mkdtempSync(join(tmpdir(), "project-")))
+ * mkdirSync(join(project, "src"))
+ * const roots = [{ uri: "https://example.com/" }, { uri: pathToFileURL(project).href, name: "project" }]
+ * console.log(Mcp.rootOf(roots, join(project, "src")) === project, Mcp.rootOf([{ uri: "file:///no/such/dir" }], project))
+ * // => true undefined
+ * ```
+ *
+ * @category roots
+ * @since 0.2.0
+ */
+export const rootOf = (roots: unknown, cwd: string): string | undefined => {
+  const dirs = (Array.isArray(roots) ? roots : []).flatMap((root: unknown) => {
+    const uri = Catalog.isRecord(root) ? root.uri : undefined
+    if (typeof uri !== "string" || !uri.startsWith("file:")) return []
+    try {
+      const path = fileURLToPath(uri)
+      return statSync(path).isDirectory() ? [realpathSync(path)] : []
+    } catch {
+      return []
+    }
+  })
+  let here = cwd
+  try {
+    here = realpathSync(cwd)
+  } catch {
+    // A current directory that is gone holds no root.
+  }
+  const holding = dirs.filter((d) => here === d || here.startsWith(d.endsWith(sep) ? d : `${d}${sep}`))
+  return holding.sort((a, b) => b.length - a.length)[0] ?? dirs[0]
+}
+
+/**
+ * The MCP server over stdio, on the root its client names: for a client that
+ * reports roots (`capabilities.roots`), the server asks `roots/list` once the
+ * client has initialized and serves {@link rootOf} its roots; for any other,
+ * or when the client names none within five seconds, `root`. The server's
+ * services are made then, from `layer` (what `ugent mcp` runs without
+ * `--root`). A root named later (`roots/list_changed`) does not move a
+ * running server. A server that cannot start answers each request with why.
+ *
+ * @category running
+ * @since 0.2.0
+ */
+export const runStdioRooted = (
+  options: Options & {
+    /** The root when the client names none (default: the current directory). */
+    readonly root?: string | undefined
+    /** The server's services on a root. */
+    readonly layer: (root: string) => Layer.Layer<Services, unknown>
+  }
+): Effect.Effect<void, never, Stdio.Stdio> =>
+  McpStdio.serve({
+    info: infoOf(options),
+    maxMessageBytes: options.maxMessageBytes,
+    services: (hello) =>
+      Effect.gen(function* () {
+        const fallback = options.root ?? process.cwd()
+        const listed =
+          hello.capabilities.roots === undefined
+            ? undefined
+            : yield* hello.request("roots/list", {}).pipe(
+                Effect.timeoutOption(5_000),
+                Effect.map(Option.getOrUndefined),
+                Effect.catch(() => Effect.succeed(undefined))
+              )
+        const named = rootOf(listed?.roots, fallback)
+        const root = named ?? fallback
+        yield* Effect.logInfo(`ugent: serving ${root}${named === undefined ? "" : " (the client's root)"}`)
+        const context = yield* Layer.build(options.layer(root)).pipe(
+          Effect.mapError((e) => ToolError.messageOf(e) || String(e))
+        )
+        // The context holds the server's services (`Services`), which the connection reads as an opaque context.
+        return context as Context.Context<never>
+      })
+  }).pipe(Effect.scoped, Effect.provide(stderrLogger))
 
 // Logs go to stderr: on stdio, stdout carries only JSON-RPC.
 const stderrLogger = Logger.layer([Logger.withConsoleError(Logger.formatLogFmt)])

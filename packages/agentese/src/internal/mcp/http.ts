@@ -107,6 +107,7 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
               info: options.info,
               send: (line) => Effect.asVoid(Queue.offer(outbox, line)),
               fallback: options.fallback,
+              services: () => Effect.succeed(captured),
               session: `mcp-http:${id}`
             })
           ).pipe(Scope.provide(scope))

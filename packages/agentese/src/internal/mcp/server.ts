@@ -20,7 +20,8 @@
  * @internal
  */
 import { randomUUID } from "node:crypto"
-import { Cause, Clock, Deferred, Effect, Exit, Fiber, FiberSet, Option, Schedule, type Scope } from "effect"
+import { ToolError } from "@ugent/core"
+import { Cause, Clock, type Context, Deferred, Effect, Exit, Fiber, FiberSet, Option, Schedule, Scope } from "effect"
 import * as Budget from "../../Budget.ts"
 import * as Catalog from "../../Catalog.ts"
 import * as Human from "../../Human.ts"
@@ -294,51 +295,90 @@ export interface Connection {
 }
 
 /**
- * A connection for the server's caller (in context). `send` writes a line to
- * the client outside any reply (a question); `fallback` is who answers a
- * question when the client cannot (none on stdio).
+ * What a client said at initialize, for services made once it is known: its
+ * capabilities, and how to ask it something (`roots/list`).
+ */
+export interface Hello {
+  readonly capabilities: Readonly<Record<string, unknown>>
+  readonly request: (method: string, params: unknown) => Effect.Effect<Readonly<Record<string, unknown>>, string>
+}
+
+/**
+ * Where a connection's road comes from: the context holding the server's
+ * services (`Invoke.Services`), made at once or once the client is known
+ * (a failure says why the server could not start). Made at most once per
+ * connection, in its scope.
+ */
+export type Services = (hello: Hello) => Effect.Effect<Context.Context<never>, string, Scope.Scope>
+
+/** The services of the context `connect`'s caller runs in. */
+export const servicesInContext: Effect.Effect<Services, never, Invoke.Services> = Effect.map(
+  capture,
+  (captured) => () => Effect.succeed(captured)
+)
+
+/** What a connection serves once its services are made. */
+interface Ready {
+  readonly captured: Context.Context<never>
+  readonly road: Invoke.InvokerShape
+  readonly offers: ReadonlyArray<Invoke.Offer>
+  readonly byName: ReadonlyMap<
+    string,
+    {
+      readonly path: string
+      readonly name: string
+      readonly unwrap: (args: unknown) => unknown
+      readonly long: boolean
+    }
+  >
+  readonly tools: ReadonlyArray<McpTool>
+}
+
+const readyOf = (captured: Context.Context<never>, outputSchemas: boolean): Effect.Effect<Ready> =>
+  within(captured)(
+    Effect.gen(function* () {
+      const road = yield* Invoker
+      const offers = yield* road.list
+      const byName = new Map<string, Ready["byName"] extends ReadonlyMap<string, infer T> ? T : never>()
+      for (const offer of offers) {
+        const target = {
+          path: offer.path,
+          name: Catalog.toolName(offer.path),
+          unwrap: Catalog.inputShape(offer.input).unwrap,
+          long: offer.effects.callsShell === true || offer.effects.callsNetwork === true
+        }
+        byName.set(target.name, target)
+        byName.set(offer.path, target)
+      }
+      const tools = offers.map((o) => toMcpTool(o, Catalog.toolName(o.path), outputSchemas))
+      return { captured, road, offers, byName, tools }
+    })
+  )
+
+/**
+ * A connection for the server's caller, whose road `services` gives. `send`
+ * writes a line to the client outside any reply (a question); `fallback` is
+ * who answers a question when the client cannot (none on stdio).
  */
 export const connect = (options: {
   readonly info: Info
   readonly send: (line: string) => Effect.Effect<void>
   readonly fallback: Option.Option<Human.Channel>
+  readonly services: Services
   /** The session the road remembers this client's proofs and mode under. */
   readonly session?: string | undefined
-}): Effect.Effect<Connection, never, Invoke.Services | Scope.Scope> =>
+}): Effect.Effect<Connection, never, Scope.Scope> =>
   Effect.gen(function* () {
-    const captured = yield* capture
-    const road = yield* Invoker
+    const scope = yield* Scope.Scope
     const fibers = yield* FiberSet.make<unknown>()
     const session = options.session ?? `mcp:${randomUUID().slice(0, 13)}`
-    const offers = yield* within(captured)(road.list)
-    const byName = new Map<
-      string,
-      {
-        readonly path: string
-        readonly name: string
-        readonly unwrap: (args: unknown) => unknown
-        readonly long: boolean
-      }
-    >()
-    for (const offer of offers) {
-      const target = {
-        path: offer.path,
-        name: Catalog.toolName(offer.path),
-        unwrap: Catalog.inputShape(offer.input).unwrap,
-        long: offer.effects.callsShell === true || offer.effects.callsNetwork === true
-      }
-      byName.set(Catalog.toolName(offer.path), target)
-      byName.set(offer.path, target)
-    }
-    const tools = offers.map((o) => toMcpTool(o, Catalog.toolName(o.path), options.info.outputSchemas))
 
     let protocol: string | undefined
     let initialized = false
     let capabilities: Readonly<Record<string, unknown>> = {}
+    let client: string | undefined
     // Who reads the results: the client named at initialize, its budget, and the names it lists tools under.
-    const audienceOf = (client: string | undefined) =>
-      Render.audience({ client, tools: offers.map((o) => ({ path: o.path, name: o.name })) })
-    let audience = audienceOf(undefined)
+    let audience: Render.Audience | undefined
     // A client that hands its model the structured content instead of the text is sent none, unless schemas are declared.
     let structure = true
     // Calls in flight, by request id, so that a cancellation can stop one.
@@ -358,6 +398,47 @@ export const connect = (options: {
         })
       })
 
+    // The road is made once, when the client is known (or at the first request that needs it).
+    let made: Ready | undefined
+    const hello: Hello = {
+      get capabilities() {
+        return capabilities
+      },
+      request
+    }
+    const ready = yield* Effect.cached(
+      options.services(hello).pipe(
+        Scope.provide(scope),
+        Effect.flatMap((captured) => readyOf(captured, options.info.outputSchemas)),
+        Effect.tap((r) =>
+          Effect.sync(() => {
+            made = r
+          })
+        ),
+        // A server that cannot start says why to every request, whatever went wrong.
+        Effect.catchCause((cause) =>
+          Effect.fail(
+            Cause.hasInterruptsOnly(cause) ? "the connection closed" : ToolError.messageOf(Cause.squash(cause))
+          )
+        )
+      )
+    )
+    const start = Effect.asVoid(FiberSet.run(fibers, Effect.ignore(ready)))
+    const withReady = (id: Id, use: (r: Ready) => Effect.Effect<string>): Effect.Effect<string> =>
+      Effect.matchEffect(ready, {
+        onFailure: (reason) =>
+          Effect.succeed(
+            errorLine(id, ErrorCode.internal, `The server could not start: ${reason.replace(/\.$/, "")}.`)
+          ),
+        onSuccess: use
+      })
+    const audienceOf = (r: Ready): Render.Audience => {
+      if (audience === undefined) {
+        audience = Render.audience({ client, tools: r.offers.map((o) => ({ path: o.path, name: o.name })) })
+      }
+      return audience
+    }
+
     // The person behind this client answers its questions by elicitation, where the client can show a form.
     const channel = (): Option.Option<Human.Channel> =>
       capabilities.elicitation === undefined
@@ -369,28 +450,32 @@ export const connect = (options: {
           )
 
     const call = (
+      r: Ready,
       id: Id,
       params: Readonly<Record<string, unknown>>,
       notify: (line: string) => Effect.Effect<void>
     ): Effect.Effect<string> => {
       const { name, arguments: args } = params
-      const target = typeof name === "string" ? byName.get(name) : undefined
+      const target = typeof name === "string" ? r.byName.get(name) : undefined
       if (target === undefined) {
         return Effect.succeed(errorLine(id, ErrorCode.invalidParams, `Tool '${String(name)}' not found`))
       }
       if (args !== undefined && args !== null && !isRecord(args)) {
         return Effect.succeed(errorLine(id, ErrorCode.invalidParams, "Invalid params: arguments must be an object."))
       }
+      const reader = audienceOf(r)
       const invocation = {
         path: target.path,
         input: target.unwrap(args ?? {}),
         session,
-        audience,
+        audience: reader,
         clientCallId: clientCallIdOf(params._meta)
       }
       const meta = isRecord(params._meta) ? params._meta : {}
       const token = meta.progressToken
-      const invoked = within(captured)(road.invoke(invocation)).pipe(Effect.provideService(Human.Current, channel()))
+      const invoked = within(r.captured)(r.road.invoke(invocation)).pipe(
+        Effect.provideService(Human.Current, channel())
+      )
       const followed =
         typeof token === "string" || typeof token === "number"
           ? withProgress(invoked, {
@@ -402,7 +487,7 @@ export const connect = (options: {
             })
           : invoked
       return Effect.map(followed, (outcome) =>
-        callReply(id, outcome, structure, audience, protocol === undefined || structured.has(protocol))
+        callReply(id, outcome, structure, reader, protocol === undefined || structured.has(protocol))
       )
     }
 
@@ -417,24 +502,25 @@ export const connect = (options: {
           const requested = params.protocolVersion
           protocol = protocolVersions.find((v) => v === requested) ?? protocolVersions[0]
           capabilities = isRecord(params.capabilities) ? params.capabilities : {}
-          const client = isRecord(params.clientInfo) ? params.clientInfo.name : undefined
-          audience = audienceOf(typeof client === "string" ? client : undefined)
-          structure = options.info.outputSchemas || Budget.clientNamed(audience.client)?.readsStructured !== true
-          return Effect.succeed(
-            resultLine(id, {
-              protocolVersion: protocol,
-              capabilities: { logging: {}, tools: { listChanged: false } },
-              serverInfo: { name: options.info.name, version: options.info.version },
-              instructions: options.info.instructions
-            })
-          )
+          const name = isRecord(params.clientInfo) ? params.clientInfo.name : undefined
+          client = typeof name === "string" ? name : undefined
+          audience = undefined
+          structure = options.info.outputSchemas || Budget.clientNamed(client)?.readsStructured !== true
+          const reply = resultLine(id, {
+            protocolVersion: protocol,
+            capabilities: { logging: {}, tools: { listChanged: false } },
+            serverInfo: { name: options.info.name, version: options.info.version },
+            instructions: options.info.instructions
+          })
+          // A client that reports roots is asked for them once it has initialized; any other's road is made now.
+          return capabilities.roots === undefined ? Effect.as(start, reply) : Effect.succeed(reply)
         }
         case "ping":
           return Effect.succeed(resultLine(id, {}))
         case "tools/list":
-          return Effect.succeed(resultLine(id, { tools }))
+          return withReady(id, (r) => Effect.succeed(resultLine(id, { tools: r.tools })))
         case "tools/call":
-          return call(id, params, notify)
+          return withReady(id, (r) => call(r, id, params, notify))
         case "resources/list":
           return Effect.succeed(resultLine(id, { resources: [] }))
         case "resources/templates/list":
@@ -480,8 +566,11 @@ export const connect = (options: {
       const params = isRecord(message.params) ? message.params : {}
       if (id === undefined || id === null) {
         // A notification: nothing is answered.
-        if (method === "notifications/initialized") initialized = true
-        else if (method === "notifications/cancelled") {
+        if (method === "notifications/initialized") {
+          initialized = true
+          return Effect.as(start, undefined)
+        }
+        if (method === "notifications/cancelled") {
           const fiber = running.get(key(params.requestId))
           if (fiber !== undefined) return Effect.as(Fiber.interrupt(fiber), undefined)
         }
@@ -517,7 +606,7 @@ export const connect = (options: {
       close: Effect.gen(function* () {
         for (const reply of asked.values()) yield* Deferred.fail(reply, "the connection closed")
         yield* FiberSet.clear(fibers)
-        yield* road.endSession(session)
+        if (made !== undefined) yield* made.road.endSession(session)
       })
     }
   })
