@@ -237,10 +237,19 @@ export const ratio = (limit: Limit, text: string): number => {
  * @since 0.2.0
  */
 export const fits = (limit: Limit, text: string): boolean => {
-  // Cheap bounds first: a text's UTF-8 bytes, and its JSON's, are never fewer than its UTF-16 code units.
-  if (limit.chars !== undefined && text.length > limit.chars) return false
-  if (limit.bytes !== undefined && text.length > limit.bytes) return false
-  if (limit.jsonBytes !== undefined && text.length > limit.jsonBytes) return false
+  // Cheap bounds first: a text's UTF-8 bytes, and its JSON's, are never fewer than its UTF-16 code units,
+  // and never more than 6 per unit (a `\uXXXX` escape); a text has at most one line per unit, and one more.
+  const n = text.length
+  if (limit.chars !== undefined && n > limit.chars) return false
+  if (limit.bytes !== undefined && n > limit.bytes) return false
+  if (limit.jsonBytes !== undefined && n > limit.jsonBytes) return false
+  if (
+    (limit.bytes === undefined || 3 * n <= limit.bytes) &&
+    (limit.jsonBytes === undefined || 6 * n + 32 <= limit.jsonBytes) &&
+    (limit.lines === undefined || n < limit.lines)
+  ) {
+    return true
+  }
   return ratio(limit, text) <= 1
 }
 
