@@ -250,7 +250,10 @@ export const fits = (limit: Limit, text: string): boolean => {
   ) {
     return true
   }
-  return ratio(limit, text) <= 1
+  // The costlier measures last, each only if the ones before hold.
+  if (limit.lines !== undefined && linesIn(text) > limit.lines) return false
+  if (limit.bytes !== undefined && Buffer.byteLength(text) > limit.bytes) return false
+  return limit.jsonBytes === undefined || contentJsonBytes(text) <= limit.jsonBytes
 }
 
 /**
@@ -435,7 +438,11 @@ export const memoryRead = "self.memory.read"
  */
 const pageLines = (limit: Limit, text: string, lines: number): number => {
   if (lines <= 1) return Math.max(lines, 1)
-  const pages = Math.max(1, ratio(limit, text) / 0.8)
+  // Measured on a sample (its own lines counted in proportion): the page is cut to fit anyway when read.
+  const sample = text.length <= 32_768 ? text : text.slice(0, 32_768)
+  const scale = text.length / sample.length
+  const sampled = ratio({ ...limit, lines: undefined }, sample) * scale
+  const pages = Math.max(1, Math.max(sampled, limit.lines === undefined ? 0 : lines / limit.lines) / 0.8)
   const cap = limit.lines === undefined ? lines : Math.floor(limit.lines * 0.8)
   return Math.max(1, Math.min(lines, cap, Math.floor(lines / pages)))
 }
