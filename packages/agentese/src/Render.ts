@@ -580,6 +580,15 @@ export const outline = (value: unknown, a: Audience): string => {
 }
 
 /**
+ * Whether a path's results have a rendering of their own (else they are an
+ * outline under their family's summary, which a caller then passes).
+ *
+ * @category rendering
+ * @since 0.2.0
+ */
+export const rendersItself = (path: string): boolean => renderers[path] !== undefined
+
+/**
  * A successful result as the text a model reads: the path's own rendering
  * (reads, listings, searches, git, web, shell, working memory), else the
  * family's one-sentence summary above an outline of the result.

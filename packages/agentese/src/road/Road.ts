@@ -387,9 +387,11 @@ export const make = (services: Services): Road => {
   ): Effect.Effect<Stage, unknown> =>
     Effect.gen(function* () {
       const limit = route.budgetFixed ? Budget.tokens(route.budgetTokens) : audience.limit
-      const present = presentation(route, output, decoded)
+      // The family's sentence is made only where it is read: above an outline, or in a summary.
+      let present = Render.rendersItself(route.path) ? undefined : presentation(route, output, decoded)
       const modelText = Render.result(route.path, encoded, audience, present)
       if (!Budget.fits(limit, modelText)) {
+        present ??= presentation(route, output, decoded)
         if (route.path === Budget.memoryRead) {
           const page = yield* Budget.fitPage(
             encoded,
