@@ -21,6 +21,7 @@ import { randomUUID } from "node:crypto"
 import { createInterface } from "node:readline"
 import { ReadProof, Trust } from "@ugent/core"
 import { Clock, Context, Deferred, Duration, Effect, Layer, Option, Schema } from "effect"
+import * as Render from "./Render.ts"
 
 /**
  * What is asked of the person.
@@ -187,6 +188,56 @@ export const ask = (question: Question, timeout: Duration.Input): Effect.Effect<
 const approve = "approve"
 const deny = "deny"
 
+/** A text cut to `max` characters, saying how much was left out. */
+const clip = (text: string, max: number) =>
+  text.length <= max ? text : `${text.slice(0, max)}\n… (${text.length - max} more characters)`
+
+/**
+ * What a person is asked to approve: who runs what and why it is asked, the
+ * arguments (without the read proof, which says nothing to a person) and,
+ * when the road could get it, the change the call would make.
+ *
+ * **Example** (An edit to approve)
+ * ```ts
+ * import { Human } from "@ugent/agentese"
+ * const text = Human.approvalText({
+ *   tool: "world.tools.file.edit",
+ *   observer: { id: "agent", trust: 2 },
+ *   input: { path: "a.txt", oldText: "one", newText: "two", proof: "rp1.x.y" },
+ *   reason: "confirmation",
+ *   detail: "world.tools.file.edit needs L2; the caller runs at L2, where each such call is confirmed.",
+ *   preview: "@@ -1 +1 @@\n-one\n+two"
+ * })
+ * console.log(text.split("\n"))
+ * // => [ 'agent asks to run world.tools.file.edit: world.tools.file.edit needs L2; the caller runs at L2, where each such call is confirmed.', '', 'Arguments:', '  path: a.txt', '  oldText: one', '  newText: two', '', 'The change:', '@@ -1 +1 @@', '-one', '+two', '', 'Approve?' ]
+ * ```
+ *
+ * @category approving
+ * @since 0.2.0
+ */
+export const approvalText = (request: Trust.ApprovalRequest): string => {
+  let args = ""
+  try {
+    const shown = JSON.parse(JSON.stringify(request.input ?? {}, (k, v) => (k === "proof" ? undefined : v)))
+    args = Render.outline(shown, Render.audience({}))
+  } catch {
+    // An input that does not print as JSON is not shown.
+  }
+  const lines = [`${request.observer.id} asks to run ${request.tool}: ${request.detail}`]
+  if (args !== "" && args !== "(empty)") {
+    lines.push(
+      "",
+      "Arguments:",
+      ...clip(args, 4_000)
+        .split("\n")
+        .map((l) => `  ${l}`)
+    )
+  }
+  if (request.preview !== undefined) lines.push("", "The change:", clip(request.preview.replace(/\n+$/, ""), 8_000))
+  lines.push("", "Approve?")
+  return lines.join("\n")
+}
+
 /** Whether an answer approves: `approve`, `yes` or `y`, in any case. */
 const isApproval = (answer: string) => ["approve", "yes", "y"].includes(answer.trim().toLowerCase())
 
@@ -209,7 +260,7 @@ export const approverLayer: Layer.Layer<never> = Layer.succeed(Trust.Approver, {
           : Effect.map(
               channel.value.ask({
                 kind: "approval",
-                text: `${request.observer.id} asks to run ${request.tool}: ${request.detail} Approve?`,
+                text: approvalText(request),
                 choices: [approve, deny],
                 observerId: request.observer.id,
                 path: request.tool,
@@ -403,9 +454,8 @@ export const terminal = (
           Effect.callback<Answer>((resume) => {
             const rl = createInterface({ input, output, terminal: true })
             const choices = q.choices === undefined ? "" : ` [${q.choices.join("/")}]`
-            // What is being approved, on its own line, before the answer is asked for.
-            const shown = q.arguments === undefined ? "" : `\n  with ${q.arguments}\n `
-            rl.question(`ugent: ${q.text}${shown}${choices} `, (line) => {
+            // The text already shows what is approved (approvalText): its arguments and its diff.
+            rl.question(`ugent: ${q.text}${choices} `, (line) => {
               rl.close()
               const answer = line.trim()
               resume(Effect.succeed(answer === "" ? { _tag: "Declined" } : { _tag: "Answered", answer }))

@@ -25,6 +25,7 @@ import {
 } from "@ugent/wrappers"
 import { Context, Effect, Layer, Schema } from "effect"
 import { CircuitBreaker as Breaker, RateLimiter } from "effect/persistence"
+import * as Budget from "./Budget.ts"
 import * as Catalog from "./Catalog.ts"
 import * as Events from "./Events.ts"
 import { plan } from "./internal/road/plan.ts"
@@ -32,6 +33,7 @@ import * as Loop from "./Loop.ts"
 import * as Parse from "./Parse.ts"
 import * as Profile from "./Profile.ts"
 import * as Recipe from "./Recipe.ts"
+import type * as Render from "./Render.ts"
 import { Registry, type RegistryShape, UnknownPath } from "./Registry.ts"
 import * as Modes from "./self/Modes.ts"
 import * as Sessions from "./Sessions.ts"
@@ -125,6 +127,15 @@ export interface Request {
    * writes. Defaults to the observer's own session, if any.
    */
   readonly session?: string | undefined
+  /**
+   * Who reads the result, when the projection's client hands it to a model
+   * (MCP): the outcome then also carries the text made for that model
+   * (`modelText`), within that client's budget unless the recipe or host
+   * sets one. See `Render`.
+   */
+  readonly audience?: Render.Audience | undefined
+  /** The client's own id of this call (Claude Code's tool-use id, Codex's turn), kept in the trace and audit. */
+  readonly clientCallId?: string | undefined
 }
 
 /**
@@ -206,7 +217,7 @@ export type RoadServices =
   | Modes.Modes
 
 /** Working memory's tools as the road serves them, for the hints in its results. */
-const memoryTools = { read: "self.memory.read", list: "self.memory.list" }
+const memoryTools = { read: Budget.memoryRead, list: "self.memory.list" }
 
 const failureOf = Road.failure
 
@@ -327,6 +338,8 @@ export const layer = (
           readonly from: string | undefined
           readonly refusal: unknown
           readonly own?: ReadonlyArray<string> | undefined
+          readonly audience?: Render.Audience | undefined
+          readonly clientCallId?: string | undefined
         },
         alternatives: ReadonlyArray<string> | undefined
       ): Effect.Effect<Outcome, never, Observer.Observer> =>
@@ -337,7 +350,9 @@ export const layer = (
               from: step.from,
               own: step.own,
               refusal: step.refusal,
-              alternatives
+              alternatives,
+              audience: step.audience,
+              clientCallId: step.clientCallId
             })
           )
         )
@@ -362,13 +377,30 @@ export const layer = (
               step.entry.path,
               id,
               denied === undefined ? stepInput(i, step.args, request.input, previous) : (request.input ?? {}),
-              { recipe, session, from, refusal: undefined, own: Object.keys(step.args) },
+              {
+                recipe,
+                session,
+                from,
+                refusal: undefined,
+                own: Object.keys(step.args),
+                // Only the last step's result reaches the model; the others feed the next step.
+                audience: i === steps.length - 1 ? request.audience : undefined,
+                clientCallId: request.clientCallId
+              },
               request.alternatives
             )
             if (!outcome.ok) return i === 0 ? outcome : { ...outcome, callId }
             previous = outcome.result
           }
-          return outcome === undefined ? outcome! : { ...outcome, callId }
+          if (outcome === undefined || !outcome.ok || outcome.callId === callId) return outcome!
+          // A pipeline answers under its first step's id, with the texts the road printed of its last step.
+          return Road.success(
+            outcome.result,
+            outcome.text ?? JSON.stringify(outcome.result),
+            outcome.path,
+            callId,
+            outcome.modelText
+          )
         })
 
       const invokeText = (

@@ -69,6 +69,12 @@ export interface Settings {
   readonly loop: LoopSettings | undefined
   /** The largest result returned whole, in estimated tokens (characters / 4). */
   readonly budgetTokens: number
+  /**
+   * Whether the recipe or the host set the budget. When they did not, an MCP
+   * client gets what it passes to its model whole (see `Budget.forClient`)
+   * in place of `budgetTokens`.
+   */
+  readonly budgetFixed: boolean
 }
 
 /**
@@ -95,7 +101,8 @@ const hour = "1 hour" as const
 const common = {
   timeoutMillis: 120_000,
   loop: { count: 3, windowMillis: 60_000 },
-  budgetTokens: 25_000
+  budgetTokens: 25_000,
+  budgetFixed: false
 } as const
 
 /**
@@ -182,7 +189,7 @@ export const settings = (recipe: Recipe.Recipe, overrides: Overrides = {}, fallb
               : { count: recipe.loop.count, windowMillis: recipe.loop.windowSeconds * 1000 }
         }
       : {}),
-    ...(recipe.resultBudgetTokens !== undefined ? { budgetTokens: recipe.resultBudgetTokens } : {})
+    ...(recipe.resultBudgetTokens !== undefined ? { budgetTokens: recipe.resultBudgetTokens, budgetFixed: true } : {})
   }
   const fromHost: Partial<Omit<Settings, "profile">> = {
     ...(overrides.global !== undefined ? { global: overrides.global } : {}),
@@ -192,7 +199,7 @@ export const settings = (recipe: Recipe.Recipe, overrides: Overrides = {}, fallb
       ? { timeoutMillis: Duration.toMillis(Duration.fromInputUnsafe(overrides.timeout)) }
       : {}),
     ...(overrides.loop !== undefined ? { loop: overrides.loop === false ? undefined : overrides.loop } : {}),
-    ...(overrides.budgetTokens !== undefined ? { budgetTokens: overrides.budgetTokens } : {})
+    ...(overrides.budgetTokens !== undefined ? { budgetTokens: overrides.budgetTokens, budgetFixed: true } : {})
   }
   return { ...base, ...fromRecipe, ...fromHost, profile }
 }

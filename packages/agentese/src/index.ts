@@ -46,6 +46,8 @@ export * as Mcp from "./projections/Mcp.ts"
 export * as Toolkit from "./projections/Toolkit.ts"
 /** @since 0.1.0 */
 export * as Recipe from "./Recipe.ts"
+/** @since 0.2.0 */
+export * as Render from "./Render.ts"
 /** @since 0.1.0 */
 export * as Registry from "./Registry.ts"
 /** @since 0.2.0 */

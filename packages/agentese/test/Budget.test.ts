@@ -52,3 +52,57 @@ describe("Budget", () => {
     }).pipe(Effect.provide(MemoryStore.layerMemory()))
   )
 })
+
+describe("Budget per client", () => {
+  it("knows each measured client by its clientInfo name, and gives any other the strictest bounds", () => {
+    assert.deepStrictEqual(Budget.forClient("claude-code"), { chars: 50_000 })
+    assert.deepStrictEqual(Budget.forClient("Codex-MCP-Client"), { jsonBytes: 40_000 })
+    assert.deepStrictEqual(Budget.forClient("gemini-cli-mcp-client"), { chars: 40_000 })
+    assert.deepStrictEqual(Budget.forClient("opencode"), { bytes: 51_200, lines: 2_000 })
+    assert.strictEqual(Budget.forClient(undefined), Budget.strictest)
+    assert.strictEqual(Budget.forClient("cursor"), Budget.strictest)
+  })
+
+  it("measures as each client measures: characters, UTF-8 bytes, the content's JSON, lines", () => {
+    // 30,000 é: 30,000 characters, 60,000 bytes.
+    const accents = "é".repeat(30_000)
+    assert.isTrue(Budget.fits(Budget.forClient("claude-code"), accents))
+    assert.isFalse(Budget.fits(Budget.forClient("opencode"), accents))
+    // 15,000 tabs: 15,000 characters, but 30,000 bytes once escaped in JSON (and 30 more for the content's frame).
+    assert.isTrue(Budget.fits(Budget.forClient("codex-mcp-client"), "\t".repeat(19_980)))
+    assert.isFalse(Budget.fits(Budget.forClient("codex-mcp-client"), "\t".repeat(19_990)))
+    assert.isFalse(Budget.fits(Budget.forClient("opencode"), "x\n".repeat(2_000)))
+    assert.isTrue(Budget.fits(Budget.forClient("opencode"), "x\n".repeat(1_999)))
+  })
+
+  it.effect(
+    "a page of working memory larger than the limit is cut to the lines that fit, and says where to read on",
+    () =>
+      Effect.gen(function* () {
+        const page = {
+          id: "m-1",
+          content: Array.from({ length: 100 }, (_, i) => `line ${i + 1}`).join("\n"),
+          unit: "lines" as const,
+          start: 1,
+          end: 100,
+          total: 300,
+          hasMore: true,
+          next: 'self.memory.read {"id":"m-1","line":101}'
+        }
+        const render = (p: Budget.Page) => p.content
+        const cut = (yield* Budget.fitPage(page, { chars: 100 }, render, () => Effect.die("not needed"))) as Budget.Page
+        assert.isAtMost(cut.content.length, 100)
+        assert.strictEqual(cut.end, cut.content.split("\n").length)
+        assert.strictEqual(cut.next, `self.memory.read {"id":"m-1","line":${cut.end + 1}}`)
+        // One line longer than a page is read by characters, from where it starts in the kept text.
+        const long = { ...page, content: "y".repeat(500), start: 7, end: 7 }
+        const chars = (yield* Budget.fitPage(long, { chars: 100 }, render, (line) =>
+          Effect.succeed({ offset: line * 10, size: 9_000 })
+        )) as Budget.Page
+        assert.deepStrictEqual(
+          { unit: chars.unit, start: chars.start, end: chars.end, total: chars.total, next: chars.next },
+          { unit: "chars", start: 70, end: 170, total: 9_000, next: 'self.memory.read {"id":"m-1","offset":170}' }
+        )
+      })
+  )
+})

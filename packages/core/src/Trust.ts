@@ -131,6 +131,8 @@ export interface ApprovalRequest {
   /** `confirmation`: an L2 caller runs a write; `irreversible`: the tool says so; `escalation`: the input needs more than the tool's level. */
   readonly reason: "confirmation" | "irreversible" | "escalation"
   readonly detail: string
+  /** What the call would change, as a unified diff, when the host could get it cheaply (a dry run); for the person who approves. */
+  readonly preview?: string | undefined
 }
 
 /**

@@ -33,6 +33,8 @@ export interface Call {
   /** The input as the caller sent it (encoded), or as its schema encodes it. */
   readonly input: unknown
   readonly alternatives: ReadonlyArray<string>
+  /** The client's own id of the call (an MCP client's tool-use id), to join its records with ours. */
+  readonly clientCallId?: string | undefined
   /** Whether the call writes, runs a shell, reaches the network or cannot be undone. */
   readonly sideEffects: boolean
   /** Epoch milliseconds. */
@@ -85,6 +87,7 @@ export const spanAttributes = (
   if (call.parentId !== undefined) attributes["ugent.trace.parent_id"] = call.parentId
   if (call.alternatives.length > 0) attributes["ugent.alternatives"] = call.alternatives.join(",")
   if (call.observer !== undefined) attributes["ugent.observer.id"] = call.observer.id
+  if (call.clientCallId !== undefined) attributes["ugent.client.call_id"] = call.clientCallId
   return attributes
 }
 
@@ -178,7 +181,8 @@ export const traceRecord = (call: Call, ending: Ending, durationMillis: number):
     durationMillis,
     alternatives: [...call.alternatives],
     ...(observer !== undefined ? { observerId: observer.id } : {}),
-    ...(observer?.session !== undefined ? { sessionId: observer.session } : {})
+    ...(observer?.session !== undefined ? { sessionId: observer.session } : {}),
+    ...(call.clientCallId !== undefined ? { clientCallId: call.clientCallId } : {})
   }
 }
 
@@ -216,7 +220,8 @@ export const auditBefore = (
   id: `${call.id}/before`,
   phase: "before",
   at: call.startedAt,
-  status: "pending"
+  status: "pending",
+  ...(call.clientCallId !== undefined ? { clientCallId: call.clientCallId } : {})
 })
 
 /**
@@ -242,6 +247,7 @@ export const auditAfter = (
   phase: "after",
   at,
   durationMillis,
+  ...(call.clientCallId !== undefined ? { clientCallId: call.clientCallId } : {}),
   ...(ending._tag === "Success"
     ? {
         status: "success" as const,

@@ -413,6 +413,8 @@ export const setupOf = (
     readonly stores: "memory" | "sqlite"
     readonly proofKey: boolean
     readonly profile: Profile.Profile
+    /** Whether the root's state directory is made now (not when the root is known only later, from the client). */
+    readonly prepare?: boolean | undefined
   }
 ): Effect.Effect<Server.Options, UsageError> =>
   Effect.gen(function* () {
@@ -445,7 +447,7 @@ export const setupOf = (
     )
     const stores = yield* storesOf(flags.stores, defaults.stores)
     const retention = yield* retentionFlag(flags.traceRetention)
-    if (stores === "sqlite") {
+    if (stores === "sqlite" && defaults.prepare !== false) {
       yield* State.prepare(root).pipe(Effect.mapError((e) => new UsageError({ problem: e.message })))
     }
     if (flags.unsandboxed && trust !== 3) {
@@ -814,17 +816,38 @@ const mcp = Command.make(
       // Stdout carries only protocol messages: what a family's own code prints (--family) goes to stderr.
       globalThis.console = new console.Console({ stdout: process.stderr, stderr: process.stderr })
       const flags = { ...all, ...(yield* positionalRoot(all, all.rootArgument)) }
-      const setup = yield* setupOf(flags, { stores: "sqlite", proofKey: true, profile: "local" })
-      const road = Server.layer(setup)
+      // Without a root the root is known once the client names its roots: its state is made there, then.
+      const setup = yield* setupOf(flags, {
+        stores: "sqlite",
+        proofKey: true,
+        profile: "local",
+        prepare: Option.isSome(flags.root)
+      })
       const Mcp = yield* loadMcp
-      // The server ends when the client closes stdin.
-      yield* Mcp.runStdio({
+      const options = {
         outputSchemas: flags.outputSchemas,
         maxMessageBytes: Option.getOrUndefined(flags.maxMessageBytes)
-      }).pipe(
-        Effect.provide(road),
-        // Traces go to OpenTelemetry when the standard OTEL_* variables ask for it.
-        Effect.provide(Telemetry.layer({ serviceVersion: version })),
+      }
+      // Traces go to OpenTelemetry when the standard OTEL_* variables ask for it.
+      const telemetry = Telemetry.layer({ serviceVersion: version })
+      // The server ends when the client closes stdin.
+      if (Option.isNone(flags.root)) {
+        // No root given: the root the client names (its roots), else the current directory.
+        const at = (root: string) =>
+          Layer.unwrap(
+            Effect.andThen(
+              setup.stores === "sqlite" ? State.prepare(root) : Effect.void,
+              Effect.try({ try: () => Server.layer({ ...setup, root }), catch: (e) => e })
+            )
+          )
+        return yield* Mcp.runStdioRooted({ ...options, root: setup.root, layer: at }).pipe(
+          Effect.provide(telemetry),
+          Effect.mapError((e) => startupProblem(e, setup))
+        )
+      }
+      yield* Mcp.runStdio(options).pipe(
+        Effect.provide(Server.layer(setup)),
+        Effect.provide(telemetry),
         Effect.mapError((e) => startupProblem(e, setup))
       )
     }).pipe(Effect.catchTag("UsageError", usage(false)))

@@ -6,12 +6,21 @@
  * elicitation). A client sees exactly the paths its caller is offered
  * (`Invoker.list`), each under a provider-safe name (`world_tools_file_read`)
  * with the dotted path as its title and in `_meta`; every call goes through
- * `Invoker.invoke`, and a typed failure comes back as its JSON (`_tag`,
- * `message`, fields) with `isError: true`.
+ * `Invoker.invoke`. A result comes back as text made for the client's model
+ * (`Render`: a read is the file's lines under a one-line header, listings
+ * one entry per line, diffs unified) within what that client passes to its
+ * model whole (`Budget.forClient`, from the name it gives at `initialize`),
+ * with ugent's JSON as `structuredContent`; a typed failure comes back as a
+ * plain line, what to do next and its details, with `isError: true` and its
+ * JSON in `_meta["ugent/error"]`.
  *
  * @since 0.1.0
  */
-import { Duration, Effect, Layer, Logger, Option, type Scope, type Stdio } from "effect"
+import { realpathSync, statSync } from "node:fs"
+import { sep } from "node:path"
+import { fileURLToPath } from "node:url"
+import { ToolError } from "@ugent/core"
+import { type Context, Duration, Effect, Layer, Logger, Option, type Scope, type Stdio } from "effect"
 import type { HttpRouter } from "effect/http"
 import * as Catalog from "../Catalog.ts"
 import * as Human from "../Human.ts"
@@ -20,6 +29,7 @@ import * as McpServer from "../internal/mcp/server.ts"
 import * as McpStdio from "../internal/mcp/stdio.ts"
 import type * as Invoke from "../Invoke.ts"
 import type { Description } from "../Registry.ts"
+import type * as Render from "../Render.ts"
 
 /**
  * What the MCP server needs: the road and the caller it serves (as provided
@@ -54,6 +64,12 @@ export interface Options {
   readonly outputSchemas?: boolean | undefined
   /** The largest message read, in bytes (default 8 MiB); a larger one is answered with an error and skipped. */
   readonly maxMessageBytes?: number | undefined
+  /**
+   * How often a call the client follows (`_meta.progressToken`) says it is
+   * still running (default 5 seconds). A shell or network call says it
+   * started at once, any other once it has run a second.
+   */
+  readonly progressInterval?: Duration.Input | undefined
 }
 
 /**
@@ -109,7 +125,7 @@ const defaultVersion = "0.1.0"
  * @since 0.1.0
  */
 export const instructions =
-  "Every tool works inside one workspace. Read a file before you change it: this server remembers what you read in this session, so world_tools_file_write and world_tools_file_edit need no `proof` from you (a `proof` token from a read is still accepted). A result too large for your context comes back as an `overBudget` summary with a memory id: read it in parts with self_memory_read, or ask for less. A failed call returns JSON with `_tag` and a `message` that says what to do next."
+  "Every tool works inside one workspace. Read a file before you change it: this server remembers what you read in this session, so world_tools_file_write and world_tools_file_edit need no `proof` from you. A result larger than your client passes to you whole comes back as a summary with a memory id: read it in parts with self_memory_read, or ask for less. A failed call begins with the error's name and what went wrong, then what to do next."
 
 /**
  * The MCP tool name of a path: its provider-safe form (`world_tools_file_read`),
@@ -174,22 +190,26 @@ export const toMcpTool = (
 ): McpTool => McpServer.toMcpTool(description, name, options.outputSchema !== false)
 
 /**
- * The MCP result JSON of an outcome. Success: the result as JSON text, and as
- * `structuredContent` when it is an object. Failure: the failure's JSON
- * (`_tag`, `message` and its fields) as text with `isError: true`, its kind
- * and call id in `_meta`. Failures carry no `structuredContent`, since
+ * The MCP result JSON of an outcome. Success: the text the road made for the
+ * model (else the result's JSON) as text, and the result as
+ * `structuredContent` when it is an object. Failure: the failure as a model
+ * reads it (`Render.failure`: its tag and first sentence, what to do next,
+ * its details) with `isError: true`; its JSON (`_tag`, `message`, fields),
+ * kind and call id in `_meta`. Failures carry no `structuredContent`, since
  * clients check `structuredContent` against the tool's output schema.
  *
  * @category encoding
  * @since 0.2.0
  */
-export const toCallToolJson = (outcome: Invoke.Outcome): McpServer.CallToolJson => McpServer.callToolJson(outcome)
+export const toCallToolJson = (outcome: Invoke.Outcome, audience?: Render.Audience): McpServer.CallToolJson =>
+  McpServer.callToolJson(outcome, true, audience)
 
 const infoOf = (options: Options): McpServer.Info => ({
   name: options.name ?? "ugent",
   version: options.version ?? defaultVersion,
   instructions: options.instructions ?? instructions,
-  outputSchemas: options.outputSchemas === true
+  outputSchemas: options.outputSchemas === true,
+  progressMillis: Duration.toMillis(Duration.fromInputUnsafe(options.progressInterval ?? "5 seconds"))
 })
 
 /**
@@ -209,7 +229,14 @@ export const connection = (
     readonly fallback?: Option.Option<Human.Channel> | undefined
   }
 ): Effect.Effect<McpServer.Connection, never, Services | Scope.Scope> =>
-  McpServer.connect({ info: infoOf(options), send: options.send, fallback: options.fallback ?? Option.none() })
+  Effect.flatMap(McpServer.servicesInContext, (services) =>
+    McpServer.connect({
+      info: infoOf(options),
+      send: options.send,
+      fallback: options.fallback ?? Option.none(),
+      services
+    })
+  )
 
 /**
  * The MCP server over stdio (newline-delimited JSON-RPC on stdin / stdout,
@@ -232,10 +259,98 @@ export const layerStdio = (options: Options = {}): Layer.Layer<never, never, Ser
  * @since 0.2.0
  */
 export const runStdio = (options: Options = {}): Effect.Effect<void, never, Services | Stdio.Stdio> =>
-  McpStdio.serve({ info: infoOf(options), maxMessageBytes: options.maxMessageBytes }).pipe(
-    Effect.scoped,
-    Effect.provide(stderrLogger)
-  )
+  Effect.flatMap(McpServer.servicesInContext, (services) =>
+    McpStdio.serve({ info: infoOf(options), maxMessageBytes: options.maxMessageBytes, services })
+  ).pipe(Effect.scoped, Effect.provide(stderrLogger))
+
+/**
+ * The workspace root an MCP client's roots (`roots/list`) name for a server
+ * started in `cwd`: of the roots that are `file:` URIs of existing
+ * directories, the innermost one that holds `cwd` (the client started the
+ * server inside its project), else the first; `undefined` when none is.
+ *
+ * **Example** (A client's project root)
+ * ```ts
+ * import { Mcp } from "@ugent/agentese"
+ * import { mkdtempSync, mkdirSync, realpathSync } from "node:fs"
+ * import { tmpdir } from "node:os"
+ * import { join } from "node:path"
+ * import { pathToFileURL } from "node:url"
+ * const project = realpathSync(mkdtempSync(join(tmpdir(), "project-")))
+ * mkdirSync(join(project, "src"))
+ * const roots = [{ uri: "https://example.com/" }, { uri: pathToFileURL(project).href, name: "project" }]
+ * console.log(Mcp.rootOf(roots, join(project, "src")) === project, Mcp.rootOf([{ uri: "file:///no/such/dir" }], project))
+ * // => true undefined
+ * ```
+ *
+ * @category roots
+ * @since 0.2.0
+ */
+export const rootOf = (roots: unknown, cwd: string): string | undefined => {
+  const dirs = (Array.isArray(roots) ? roots : []).flatMap((root: unknown) => {
+    const uri = Catalog.isRecord(root) ? root.uri : undefined
+    if (typeof uri !== "string" || !uri.startsWith("file:")) return []
+    try {
+      const path = fileURLToPath(uri)
+      return statSync(path).isDirectory() ? [realpathSync(path)] : []
+    } catch {
+      return []
+    }
+  })
+  let here = cwd
+  try {
+    here = realpathSync(cwd)
+  } catch {
+    // A current directory that is gone holds no root.
+  }
+  const holding = dirs.filter((d) => here === d || here.startsWith(d.endsWith(sep) ? d : `${d}${sep}`))
+  return holding.sort((a, b) => b.length - a.length)[0] ?? dirs[0]
+}
+
+/**
+ * The MCP server over stdio, on the root its client names: for a client that
+ * reports roots (`capabilities.roots`), the server asks `roots/list` once the
+ * client has initialized and serves {@link rootOf} its roots; for any other,
+ * or when the client names none within five seconds, `root`. The server's
+ * services are made then, from `layer` (what `ugent mcp` runs without
+ * `--root`). A root named later (`roots/list_changed`) does not move a
+ * running server. A server that cannot start answers each request with why.
+ *
+ * @category running
+ * @since 0.2.0
+ */
+export const runStdioRooted = (
+  options: Options & {
+    /** The root when the client names none (default: the current directory). */
+    readonly root?: string | undefined
+    /** The server's services on a root. */
+    readonly layer: (root: string) => Layer.Layer<Services, unknown>
+  }
+): Effect.Effect<void, never, Stdio.Stdio> =>
+  McpStdio.serve({
+    info: infoOf(options),
+    maxMessageBytes: options.maxMessageBytes,
+    services: (hello) =>
+      Effect.gen(function* () {
+        const fallback = options.root ?? process.cwd()
+        const listed =
+          hello.capabilities.roots === undefined
+            ? undefined
+            : yield* hello.request("roots/list", {}).pipe(
+                Effect.timeoutOption(5_000),
+                Effect.map(Option.getOrUndefined),
+                Effect.catch(() => Effect.succeed(undefined))
+              )
+        const named = rootOf(listed?.roots, fallback)
+        const root = named ?? fallback
+        yield* Effect.logInfo(`ugent: serving ${root}${named === undefined ? "" : " (the client's root)"}`)
+        const context = yield* Layer.build(options.layer(root)).pipe(
+          Effect.mapError((e) => ToolError.messageOf(e) || String(e))
+        )
+        // The context holds the server's services (`Services`), which the connection reads as an opaque context.
+        return context as Context.Context<never>
+      })
+  }).pipe(Effect.scoped, Effect.provide(stderrLogger))
 
 // Logs go to stderr: on stdio, stdout carries only JSON-RPC.
 const stderrLogger = Logger.layer([Logger.withConsoleError(Logger.formatLogFmt)])

@@ -7,8 +7,11 @@
  * approves) → loop check → approval, only where needed → rate limits and
  * circuit breaker, only where the route has them → run at the admitted
  * level, within the time limit, in the context made ahead for the caller →
- * loop record and progress → encode once into `{ value, text }` → result
- * budget → remember proofs → journal ends (audit, trace, event, metrics).
+ * loop record and progress → encode once into `{ value, text }` (and, for
+ * a caller whose client hands results to a model, the text made for it,
+ * see `Render`) → result budget (the caller's client's, unless the recipe or
+ * host sets one) → remember proofs → journal ends (audit, trace, event,
+ * metrics).
  *
  * Every refusal is a typed failure recorded like any other outcome; a defect
  * (a bug) is recorded and passed on.
@@ -33,6 +36,7 @@ import type { CircuitBreaker as Breaker, RateLimiter } from "effect/persistence"
 import * as Budget from "../Budget.ts"
 import type * as Events from "../Events.ts"
 import * as Loop from "../Loop.ts"
+import * as Render from "../Render.ts"
 import type * as Modes from "../self/Modes.ts"
 import type * as Sessions from "../Sessions.ts"
 import * as Admission from "./Admission.ts"
@@ -71,6 +75,8 @@ export interface SuccessOutcome {
   readonly callId: string
   /** The result's JSON text, as the road printed it (not enumerable; absent on outcomes made by hand). */
   readonly text?: string | undefined
+  /** The text made for the caller's model, when its call named an audience (not enumerable). */
+  readonly modelText?: string | undefined
 }
 
 /**
@@ -104,8 +110,20 @@ export type Outcome = SuccessOutcome | FailureOutcome
  * @category constructors
  * @since 0.2.0
  */
-export const success = (result: unknown, text: string, path: string, callId: string): SuccessOutcome =>
-  Object.defineProperty({ ok: true as const, result, path, callId }, "text", { value: text, enumerable: false })
+export const success = (
+  result: unknown,
+  text: string,
+  path: string,
+  callId: string,
+  modelText?: string | undefined
+): SuccessOutcome =>
+  Object.defineProperties(
+    { ok: true as const, result, path, callId },
+    {
+      text: { value: text, enumerable: false },
+      ...(modelText === undefined ? {} : { modelText: { value: modelText, enumerable: false } })
+    }
+  )
 
 /**
  * The outcome of a failure.
@@ -165,6 +183,10 @@ export interface CallOptions {
   readonly own?: ReadonlyArray<string> | undefined
   readonly refusal?: unknown
   readonly alternatives?: ReadonlyArray<string> | undefined
+  /** Who reads the result through the caller's client: its result is then also made into text for a model, within that client's budget. */
+  readonly audience?: Render.Audience | undefined
+  /** The client's own id of this call (its tool-use id), recorded with the call. */
+  readonly clientCallId?: string | undefined
 }
 
 /**
@@ -176,6 +198,13 @@ export interface Road {
 }
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** What the stages come to: the encoded result, its JSON text, and the text made for a model, if any. */
+interface Stage {
+  readonly value: unknown
+  readonly text: string
+  readonly modelText?: string | undefined
+}
 
 /** What is made once per route for the road: the stages that do not depend on a call. */
 interface Prepared {
@@ -275,6 +304,24 @@ export const make = (services: Services): Road => {
     )
   }
 
+  /**
+   * The diff a call would make, for the person asked to approve it: the
+   * tool's own dry run (nothing written), at the level the call would run
+   * at, within two seconds; nothing when it fails or has no diff.
+   */
+  const dryRun = (route: Route, caller: Caller, level: Trust.TrustLevel, decoded: unknown) =>
+    !isRecord(decoded)
+      ? Effect.succeed(undefined)
+      : (route.entry.tool.run({ ...decoded, dryRun: true }) as Effect.Effect<unknown, unknown>).pipe(
+          Effect.provideContext(caller.runContext(level)),
+          Effect.timeoutOption(2000),
+          Effect.map((out) => {
+            const value = Option.getOrUndefined(out)
+            return isRecord(value) && typeof value.diff === "string" && value.diff !== "" ? value.diff : undefined
+          }),
+          Effect.catchCause(() => Effect.succeed(undefined))
+        )
+
   /** The stages between the journal's two ends: the encoded result and its text, or a typed failure. */
   const stages = (
     route: Route,
@@ -283,7 +330,7 @@ export const make = (services: Services): Road => {
     options: CallOptions,
     trace: TraceContext,
     onStoreError: OnStoreErrorPolicy
-  ): Effect.Effect<{ readonly value: unknown; readonly text: string }, unknown> =>
+  ): Effect.Effect<Stage, unknown> =>
     Effect.gen(function* () {
       if (options.refusal !== undefined) return yield* Effect.fail(options.refusal)
       const { observer } = caller
@@ -297,7 +344,10 @@ export const make = (services: Services): Road => {
       if (!Admission.isAdmitted(admitted)) return yield* Effect.fail(admitted)
       const loopKey = Admission.loopKey(route, observer, decoded, services.root)
       if (loopKey !== undefined) yield* loops.check(loopKey, route.path, route.loop!)
-      if (admitted.approval !== undefined) yield* Trust.requestApproval(admitted.approval)
+      if (admitted.approval !== undefined) {
+        const preview = route.previews ? yield* dryRun(route, caller, admitted.runAt, decoded) : undefined
+        yield* Trust.requestApproval(preview === undefined ? admitted.approval : { ...admitted.approval, preview })
+      }
       if (ready.checks !== undefined) {
         yield* RateLimited.admit(
           services.limiter,
@@ -324,6 +374,8 @@ export const make = (services: Services): Road => {
       if (loopKey !== undefined) yield* loops.record(loopKey, Loop.fingerprint(output), route.loop!)
       const encoded = yield* Boundary.encodeOutput(route.entry.tool, output)
       const text = JSON.stringify(encoded) ?? "null"
+      const audience = options.audience
+      if (audience !== undefined) return yield* forModel(route, caller, audience, input, decoded, output, encoded, text)
       if (Budget.estimateTokens(text) > route.budgetTokens) {
         const over = yield* Budget.apply({
           path: route.path,
@@ -344,6 +396,73 @@ export const make = (services: Services): Road => {
       return { value: encoded, text }
     })
 
+  /**
+   * The result made into text for the audience's model, within its client's
+   * budget (the recipe's or host's, when they set one): a page of working
+   * memory is cut to fit, any other result over the budget is kept in
+   * working memory (its text, without proofs) and told in a summary.
+   */
+  const forModel = (
+    route: Route,
+    caller: Caller,
+    audience: Render.Audience,
+    input: unknown,
+    decoded: unknown,
+    output: unknown,
+    encoded: unknown,
+    text: string
+  ): Effect.Effect<Stage, unknown> =>
+    Effect.gen(function* () {
+      const limit = route.budgetFixed ? Budget.tokens(route.budgetTokens) : audience.limit
+      // The family's sentence is made only where it is read: above an outline, or in a summary.
+      let present = Render.rendersItself(route.path) ? undefined : presentation(route, output, decoded)
+      const modelText = Render.result(route.path, encoded, audience, present)
+      if (!Budget.fits(limit, modelText)) {
+        present ??= presentation(route, output, decoded)
+        if (route.path === Budget.memoryRead) {
+          const page = yield* Budget.fitPage(
+            encoded,
+            limit,
+            (p) => Render.result(route.path, p, audience),
+            (line) => locateLine(encoded, line)
+          )
+          return { value: page, text: JSON.stringify(page), modelText: Render.result(route.path, page, audience) }
+        }
+        // What is kept is the text the model would have read, with no proof in it: a proof is earned by being shown.
+        const kept = audience.remembersProofs
+          ? modelText
+          : Render.result(route.path, encoded, { ...audience, remembersProofs: true }, present)
+        const over = yield* Budget.apply({
+          path: route.path,
+          encoded,
+          text: modelText,
+          limit,
+          kept,
+          memory: services.memory,
+          present,
+          owner: caller.observer.id
+        })
+        if (over !== undefined) {
+          return { value: over, text: JSON.stringify(over), modelText: Render.overBudget(over, audience) }
+        }
+      }
+      if (caller.session !== undefined && text.includes(ReadProof.tokenPrefix)) {
+        yield* rememberProofs(caller.session, input, output)
+      }
+      return { value: encoded, text, modelText }
+    })
+
+  /** Where a line of a kept text starts, and the text's size: for a page whose first line alone is larger than a page. */
+  const locateLine = (page: unknown, line: number) =>
+    Effect.map(services.memory.get(String((page as { readonly id?: unknown }).id)), (entry) => {
+      let offset = 0
+      for (let n = 1; n < line && offset !== -1; n++) {
+        const at = entry.content.indexOf("\n", offset)
+        offset = at === -1 ? -1 : at + 1
+      }
+      return { offset: Math.max(0, offset), size: entry.content.length }
+    })
+
   const call = (route: Route, caller: Caller, raw: unknown, options: CallOptions): Effect.Effect<Outcome> =>
     Effect.contextWith((context: Context.Context<never>) => {
       const clock = Context.get(context, Clock.Clock)
@@ -358,7 +477,8 @@ export const make = (services: Services): Road => {
         input: raw,
         alternatives: options.alternatives ?? Context.get(context, Traced.Alternatives),
         sideEffects: route.sideEffects,
-        startedAt: clock.currentTimeMillisUnsafe()
+        startedAt: clock.currentTimeMillisUnsafe(),
+        ...(options.clientCallId !== undefined ? { clientCallId: options.clientCallId } : {})
       }
       const trace = { id: record.id, rootId: record.rootId }
       const body = Effect.flatMap(Effect.exit(Journal.begin(sinks, record)), (begun) =>
@@ -377,7 +497,7 @@ export const make = (services: Services): Road => {
           Effect.withSpan(body, route.path, { attributes, captureStackTrace: false }),
           (exit): Effect.Effect<Outcome> => {
             const ending: Journal.Ending = Exit.isSuccess(exit)
-              ? { _tag: "Success", encoded: exit.value.value, text: exit.value.text }
+              ? { _tag: "Success", encoded: exit.value.value, text: exit.value.modelText ?? exit.value.text }
               : {
                   _tag: "Failure",
                   cause: exit.cause,
@@ -391,7 +511,10 @@ export const make = (services: Services): Road => {
               clock.currentTimeMillisUnsafe()
             )
             if (Exit.isSuccess(exit))
-              return Effect.as(end, success(exit.value.value, exit.value.text, route.path, options.id))
+              return Effect.as(
+                end,
+                success(exit.value.value, exit.value.text, route.path, options.id, exit.value.modelText)
+              )
             const error = Cause.findErrorOption(exit.cause)
             // A defect is a bug: recorded, then passed on, never turned into a result.
             if (Option.isNone(error)) return Effect.andThen(end, Effect.failCause(exit.cause as Cause.Cause<never>))

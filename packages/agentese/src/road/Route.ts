@@ -26,6 +26,8 @@ export interface Target {
   readonly entry: Entry
   /** Whether its input has a `proof` that a session may supply. */
   readonly takesProof: boolean
+  /** Whether it writes and its input has a `dryRun`: the change it would make can be shown before it is approved. */
+  readonly previews: boolean
   /** A call that writes files or runs a shell is progress for the loop detector. */
   readonly progress: boolean
   /** Whether its audit entry before the call is stored before it runs (it has side effects). */
@@ -54,6 +56,8 @@ export interface Route extends Target {
   readonly breaker: boolean
   readonly timeoutMillis: number
   readonly budgetTokens: number
+  /** Whether the recipe or host set the budget (else a client's own limit applies, where one is known). */
+  readonly budgetFixed: boolean
   readonly loop: Profile.LoopSettings | undefined
 }
 
@@ -70,6 +74,7 @@ export const target = (registry: RegistryShape, entry: Entry): Target => {
     path: entry.path,
     entry,
     takesProof: input.properties?.proof !== undefined,
+    previews: effects.writesFs && input.properties?.dryRun !== undefined,
     progress: effects.writesFs || effects.callsShell,
     sideEffects: effects.writesFs || effects.callsShell || effects.callsNetwork || effects.irreversible,
     refusedInPlanMode: Modes.refusedInPlanMode(entry.tool),
@@ -97,6 +102,7 @@ export const make = (
     breaker: options.breaker,
     timeoutMillis: settings.timeoutMillis,
     budgetTokens: settings.budgetTokens,
+    budgetFixed: settings.budgetFixed,
     loop: settings.loop
   }
 }

@@ -55,11 +55,9 @@ const mcpClient = async (root: string, answer: "approve" | "deny" | "unsupported
   return { client, asked }
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: the SDK's result union; the text content is read field by field
-const tagOf = (result: any) =>
-  result.isError === true
-    ? (JSON.parse((result.content as Array<{ text: string }>)[0]!.text) as { _tag: string; reason?: string })
-    : { _tag: "ok" }
+// biome-ignore lint/suspicious/noExplicitAny: the SDK's result union; the failure's JSON is read field by field
+const tagOf = (result: any): { _tag: string; reason?: string } =>
+  result.isError === true ? result._meta["ugent/error"] : { _tag: "ok" }
 
 describe("approvals on every projection", () => {
   describe("MCP: elicitation", () => {
@@ -281,7 +279,7 @@ describe("approvals on every projection", () => {
       )
       assert.match(yes, /Approve\?/)
       // What is being approved is shown before the answer is asked for.
-      assert.match(yes, /with path: "t\.txt", content: "z"/)
+      assert.match(yes, /Arguments:\s+path: t\.txt\s+content: z/)
       assert.strictEqual(readFileSync(join(root, "t.txt"), "utf8"), "z")
       const no = await onTerminal(
         root,

@@ -1,6 +1,6 @@
 import { tmpdir } from "node:os"
 import { assert, describe, it } from "@effect/vitest"
-import { type Invoke, Mcp, type Registry, Server } from "@ugent/agentese"
+import { type Invoke, Mcp, type Registry, Render, Server } from "@ugent/agentese"
 import { Family, Tool } from "@ugent/core"
 import { Effect, Option, Schema } from "effect"
 import { callReply } from "../../src/internal/mcp/server.ts"
@@ -100,18 +100,26 @@ describe("Mcp", () => {
       assert.strictEqual(textOf(result), '["a","b"]')
     })
 
-    it("sends a failure as its JSON with isError, its kind in _meta, and no structured content", () => {
-      const error = { _tag: "ProofRejected", message: "Read it first.", path: "a.md", reason: "never-read" }
-      const result = Mcp.toCallToolJson({
-        ok: false,
-        error,
-        kind: "failed",
-        path: "world.tools.file.write",
-        callId: "c"
-      })
+    it("sends a failure as a plain line, what to do next and its details, its JSON and kind in _meta, and no structured content", () => {
+      const error = {
+        _tag: "ProofRejected",
+        message: "a.md has not been read in this session. Read it first with world.tools.file.read.",
+        path: "a.md",
+        reason: "never-read"
+      }
+      const result = Mcp.toCallToolJson(
+        { ok: false, error, kind: "failed", path: "world.tools.file.write", callId: "c" },
+        Render.audience({ tools: [{ path: "world.tools.file.read", name: "file.read" }] })
+      )
       assert.isTrue(result.isError)
       assert.isUndefined(result.structuredContent)
-      assert.deepStrictEqual(JSON.parse(textOf(result)), error)
+      assert.deepStrictEqual(textOf(result).split("\n"), [
+        "ProofRejected: a.md has not been read in this session.",
+        "Read it first with world_tools_file_read.",
+        // The path is in the message already; the reason is not.
+        'Details: {"reason":"never-read"}'
+      ])
+      assert.deepStrictEqual(result._meta?.["ugent/error"], error)
       assert.strictEqual(result._meta?.["ugent/kind"], "failed")
     })
   })
@@ -201,7 +209,8 @@ describe("Mcp", () => {
         const tool = (yield* client.listTools()).tools.find((t) => t.name === "self_tools_text_upper")!
         assert.deepStrictEqual(tool.inputSchema.required, ["input"])
         const result = yield* client.callTool({ name: "self_tools_text_upper", arguments: { input: "hi" } })
-        assert.strictEqual(textOf(result), '"HI"')
+        // A text result reaches the model as the text itself; its JSON is in no structured content (not an object).
+        assert.strictEqual(textOf(result), "HI")
       }).pipe(Effect.scoped, Effect.provide(road))
     )
 

@@ -64,6 +64,7 @@ const open = async (options: {
       readonly isError: boolean
       readonly structuredContent?: Json
       readonly content: Array<Json>
+      readonly _meta?: Json
     }
   }
   return { call, asked, close: () => child.kill() }
@@ -95,13 +96,42 @@ describe("the stdio server and the person behind its client", () => {
       const client = await open({ args: ["--trust", "L1"], protocolVersion })
       try {
         const clarified = await client.call("self_tools_clarify", { question: "Which colour?" })
-        const answer = clarified.structuredContent ?? JSON.parse(String(clarified.content[0]?.text))
+        const answer = (clarified.structuredContent ?? clarified._meta?.["ugent/result"]) as Json
         assert.strictEqual(answer.answered, false, protocolVersion)
         assert.strictEqual(answer.reason, "no-channel", protocolVersion)
         assert.lengthOf(client.asked, 0)
       } finally {
         client.close()
       }
+    }
+  }, 60_000)
+
+  it("an approval by elicitation shows the arguments, without the proof, and the diff of a dry run", async () => {
+    const recipe = JSON.stringify({ requireApproval: ["world.tools.file.edit", "world.tools.file.write"] })
+    const client = await open({
+      args: ["--trust", "L1", "--recipe", recipe],
+      capabilities: { elicitation: {} },
+      onRequest: accept("deny")
+    })
+    try {
+      const read = await client.call("world_tools_file_read", { path: "hello.txt" })
+      assert.isFalse(read.isError)
+      const edit = await client.call("world_tools_file_edit", { path: "hello.txt", oldText: "hello", newText: "howdy" })
+      assert.isTrue(edit.isError)
+      const write = await client.call("world_tools_file_write", { path: "fresh.txt", content: "first line\n" })
+      assert.isTrue(write.isError)
+      const [asked, askedWrite] = client.asked.map((r) => String((r.params as Json).message))
+      assert.match(asked!, /asks to run world\.tools\.file\.edit/)
+      assert.include(asked!, "Arguments:\n  path: hello.txt\n  oldText: hello\n  newText: howdy")
+      assert.match(asked!, /The change:\n[\s\S]*-hello\n\+howdy/)
+      assert.notInclude(asked!, "rp1.")
+      assert.notInclude(asked!, "proof")
+      // A write has no dry run: its arguments show the content.
+      assert.include(askedWrite!, "Arguments:\n  path: fresh.txt\n  content: |\n    first line")
+      // Nothing was written: the dry run writes nothing, and the edit was denied.
+      assert.strictEqual(readFileSync(join(ws.root, "hello.txt"), "utf8"), "hello\n")
+    } finally {
+      client.close()
     }
   }, 60_000)
 

@@ -237,12 +237,11 @@ describe("streamable-HTTP MCP sessions (issue 24 #6)", () => {
 
   const call = (client: Client, name: string, args: Record<string, unknown> = {}) =>
     client.callTool({ name, arguments: args })
-  /** A success's value: its structured content, or on revisions without one its JSON text. */
+  /** A success's value: its structured content, or on revisions without one its JSON in `_meta["ugent/result"]`. */
   // biome-ignore lint/suspicious/noExplicitAny: the assertions read the value field by field
   const succeeded = (result: CallResult): any => {
     resultOf(result)
-    const content = result.content as ReadonlyArray<{ readonly text?: string }>
-    return result.structuredContent ?? JSON.parse(content[0]?.text ?? "null")
+    return result.structuredContent ?? result._meta?.["ugent/result"]
   }
 
   for (const protocolVersion of Mcp.protocols) {

@@ -32,7 +32,9 @@ export const AuditEntry = Schema.Struct({
   error: Schema.optionalKey(AuditError),
   resultSummary: Schema.optionalKey(Schema.String),
   /** Characters of the result / 4, rounded up. */
-  estimatedTokens: Schema.optionalKey(Schema.Number)
+  estimatedTokens: Schema.optionalKey(Schema.Number),
+  /** The client's own id of the call (an MCP client's tool-use id), to join its records with ours. */
+  clientCallId: Schema.optionalKey(Schema.String)
 })
 export type AuditEntry = typeof AuditEntry.Type
 

@@ -78,6 +78,7 @@ const overhead = (r: TraceRecord): number =>
   2 * r.path.length +
   (r.observerId?.length ?? 0) +
   (r.sessionId?.length ?? 0) +
+  (r.clientCallId?.length ?? 0) +
   r.alternatives.reduce((n, a) => n + a.length + 3, 2)
 
 /**

@@ -107,6 +107,7 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
               info: options.info,
               send: (line) => Effect.asVoid(Queue.offer(outbox, line)),
               fallback: options.fallback,
+              services: () => Effect.succeed(captured),
               session: `mcp-http:${id}`
             })
           ).pipe(Scope.provide(scope))
@@ -251,12 +252,14 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
           const requests = messages.filter(
             (m) => isRecord(m) && m.id !== undefined && m.id !== null && typeof m.method === "string"
           )
-          const answer = (m: unknown) => session.connection.receive(m)
+          // A reply as JSON has no room for notifications about its request (progress): they are not sent.
+          const answer = (m: unknown) => session.connection.receive(m, () => Effect.void)
           if (requests.length === 0) {
             yield* Effect.forEach(messages, answer, { discard: true })
             return HttpServerResponse.empty({ status: 202, headers })
           }
-          // A call that may ask the person behind a client that can be asked is answered as a stream, the question on it.
+          // A call is answered as a stream where the client takes one: its progress, and a question for the person
+          // behind the client, travel on it before its reply.
           const asks = session.canStream && requests.some((m) => (m as Record<string, unknown>).method === "tools/call")
           if (!asks) {
             const replies = (yield* Effect.forEach(messages, answer, { concurrency: "unbounded" })).filter(
@@ -274,7 +277,10 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
             Effect.forEach(
               messages,
               (m) =>
-                Effect.flatMap(answer(m), (reply) => (reply === undefined ? Effect.void : Queue.offer(done, reply))),
+                Effect.flatMap(
+                  session.connection.receive(m, (line) => Effect.asVoid(Queue.offer(done, line))),
+                  (reply) => (reply === undefined ? Effect.void : Queue.offer(done, reply))
+                ),
               { concurrency: "unbounded", discard: true }
             ).pipe(Effect.ensuring(Queue.end(done))),
             session.scope

@@ -9,7 +9,6 @@
  * @internal
  */
 import { type Cause, Effect, Fiber, FiberSet, Option, Queue, type Scope, Stdio, Stream } from "effect"
-import type * as Invoke from "../../Invoke.ts"
 import { maxDepth, nestsDeeperThan } from "../jsonDepth.ts"
 import * as Server from "./server.ts"
 
@@ -23,12 +22,14 @@ const idOf = (text: string): string | number | null => {
 /** The options of the stdio transport. */
 export interface Options {
   readonly info: Server.Info
+  /** Where the road comes from (see `Server.Services`). */
+  readonly services: Server.Services
   /** The largest message read, in bytes (default 4 MiB). */
   readonly maxMessageBytes?: number | undefined
 }
 
 /** Serves one client on the process's standard I/O until stdin ends. */
-export const serve = (options: Options): Effect.Effect<void, never, Invoke.Services | Stdio.Stdio | Scope.Scope> =>
+export const serve = (options: Options): Effect.Effect<void, never, Stdio.Stdio | Scope.Scope> =>
   Effect.gen(function* () {
     const stdio = yield* Stdio.Stdio
     const maxBytes = options.maxMessageBytes ?? 4 * 1024 * 1024
@@ -46,7 +47,8 @@ export const serve = (options: Options): Effect.Effect<void, never, Invoke.Servi
     const connection = yield* Server.connect({
       info: options.info,
       send: write,
-      fallback: Option.none()
+      fallback: Option.none(),
+      services: options.services
     })
     const fibers = yield* FiberSet.make<void>()
     const handle = (text: string): Effect.Effect<void> => {

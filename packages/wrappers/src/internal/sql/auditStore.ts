@@ -38,6 +38,7 @@ type Row = {
   readonly error_kind: string | null
   readonly result_summary: string | null
   readonly estimated_tokens: number | null
+  readonly client_call_id: string | null
 }
 
 const toRow = (given: AuditEntry): Row => rowOf(bounded(given))
@@ -56,7 +57,8 @@ const rowOf = (e: AuditEntry): Row => ({
   error_message: e.error?.message ?? null,
   error_kind: e.error?.kind ?? null,
   result_summary: e.resultSummary ?? null,
-  estimated_tokens: e.estimatedTokens ?? null
+  estimated_tokens: e.estimatedTokens ?? null,
+  client_call_id: e.clientCallId ?? null
 })
 
 const fromRow = (row: Row): AuditEntry => {
@@ -79,6 +81,7 @@ const fromRow = (row: Row): AuditEntry => {
   }
   if (row.result_summary !== null) entry.resultSummary = row.result_summary
   if (row.estimated_tokens !== null) entry.estimatedTokens = Number(row.estimated_tokens)
+  if (row.client_call_id !== null && row.client_call_id !== undefined) entry.clientCallId = row.client_call_id
   return entry
 }
 

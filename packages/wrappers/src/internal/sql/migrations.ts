@@ -52,6 +52,11 @@ const traces = {
       + COALESCE(LENGTH(session_id), 0)`
     yield* sql`DROP INDEX ugent_traces_started`
     yield* sql`CREATE INDEX ugent_traces_started ON ugent_traces (started_at, id, bytes)`
+  }),
+  // The client's own id of a call (an MCP client's tool-use id), so an operator can join its records with ours.
+  "3_add_client_call_id": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`ALTER TABLE ugent_traces ADD COLUMN client_call_id TEXT`
   })
 }
 
@@ -82,6 +87,11 @@ const audit = {
   "2_add_error_kind": Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     yield* sql`ALTER TABLE ugent_audit ADD COLUMN error_kind TEXT`
+  }),
+  // The client's own id of a call (an MCP client's tool-use id); NULL on older entries and other projections.
+  "3_add_client_call_id": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`ALTER TABLE ugent_audit ADD COLUMN client_call_id TEXT`
   })
 }
 

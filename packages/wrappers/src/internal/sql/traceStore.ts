@@ -30,6 +30,7 @@ type Row = {
   readonly alternatives: string
   readonly observer_id: string | null
   readonly session_id: string | null
+  readonly client_call_id: string | null
   readonly clipped: string | null
   readonly bytes: number
 }
@@ -48,6 +49,7 @@ const toRow = ({ record: r, texts, bytes }: payload.Stored): Row => ({
   alternatives: JSON.stringify(r.alternatives),
   observer_id: r.observerId ?? null,
   session_id: r.sessionId ?? null,
+  client_call_id: r.clientCallId ?? null,
   clipped: r.clipped === undefined ? null : JSON.stringify(r.clipped),
   bytes
 })
@@ -73,6 +75,7 @@ const fromRow = (row: Row): TraceRecord => {
   if (row.error !== null) record.error = value("error", row.error)
   if (row.observer_id !== null) record.observerId = row.observer_id
   if (row.session_id !== null) record.sessionId = row.session_id
+  if (row.client_call_id !== null && row.client_call_id !== undefined) record.clientCallId = row.client_call_id
   if (clipped !== undefined) record.clipped = clipped
   return record
 }
