@@ -12,6 +12,7 @@
 import type { ToolError } from "@ugent/core"
 import { readFile } from "node:fs/promises"
 import { Context, Effect, Layer, Schema } from "effect"
+import { RecipeMounts } from "./Mounts.ts"
 import { matches } from "./Path.ts"
 
 const Level = Schema.Literals([0, 1, 2, 3])
@@ -104,7 +105,14 @@ export const RecipeSchema = Schema.Struct({
    * built-in ones: files (`"./families/notes.ts"`) relative to the recipe's
    * directory, or packages resolved from there as Node's `import` would.
    */
-  families: Schema.optionalKey(Schema.Array(Schema.String.check(Schema.isMinLength(1))))
+  families: Schema.optionalKey(Schema.Array(Schema.String.check(Schema.isMinLength(1)))),
+  /**
+   * MCP servers whose tools are served at `world.mcp.<name>.<tool>`, by
+   * name: `{"command": "npx", "args": [...], "env": {...}, "cwd": "."}` (a
+   * relative `cwd` from the recipe's directory) or `{"url": "https://…",
+   * "headers": {...}}` (see `Mounts`).
+   */
+  mounts: Schema.optionalKey(RecipeMounts)
 }).annotate({ title: "Recipe", description: "The policy of a room: what a caller may see and call." })
 
 /**

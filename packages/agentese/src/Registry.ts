@@ -29,6 +29,8 @@ export interface Entry {
   readonly level?: Family.Level | undefined
   /** The time limit the tool sets itself for an input, if any. */
   readonly timeout?: ((input: unknown) => number | undefined) | undefined
+  /** For a tool of a mounted server: its name, schema and hints there (see `Family.Foreign`). */
+  readonly foreign?: Family.Foreign | undefined
 }
 
 /**
@@ -136,11 +138,21 @@ export class Registry extends Context.Service<Registry, RegistryShape>()("ugent/
 /**
  * The annotations a tool's trust and effects imply: read-only for L0 tools
  * that change nothing; a write is destructive; local tools are not open-world.
+ * A mounted tool's are its own server's hints.
  *
  * @category describing
  * @since 0.1.0
  */
 export const annotationsOf = (entry: Entry): Annotations => {
+  const foreign = entry.foreign
+  if (foreign !== undefined) {
+    return {
+      readOnly: foreign.readOnly,
+      destructive: !foreign.readOnly && foreign.destructive,
+      idempotent: foreign.idempotent,
+      openWorld: foreign.openWorld
+    }
+  }
   const { effects, trust } = entry.tool
   const readOnly = trust === 0 && !effects.writesFs && !effects.callsShell && !effects.irreversible
   return {
@@ -221,7 +233,8 @@ export const make = (all: ReadonlyArray<Entry>): RegistryShape => {
         toolTrust: entry.tool.trust,
         effects: { ...entry.tool.effects },
         annotations: annotationsOf(entry),
-        input: Boundary.jsonSchema(entry.tool.input)
+        // A mounted tool is listed with its own server's schema, unchanged: that server validates its input.
+        input: entry.foreign?.inputSchema ?? Boundary.jsonSchema(entry.tool.input)
       },
       { output: () => Boundary.jsonSchema(entry.tool.output), failure: () => Boundary.jsonSchema(entry.tool.failure) }
     )
@@ -267,7 +280,8 @@ export const entriesOf = (
       tool: member.tool,
       present: member.present,
       level: member.level,
-      timeout: member.timeout
+      timeout: member.timeout,
+      foreign: member.foreign
     }))
   )
 

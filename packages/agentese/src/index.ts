@@ -25,6 +25,8 @@ export * as Invoke from "./Invoke.ts"
 /** @since 0.2.0 */
 export * as Loop from "./Loop.ts"
 /** @since 0.2.0 */
+export * as Mounts from "./Mounts.ts"
+/** @since 0.2.0 */
 export * as Modes from "./self/Modes.ts"
 /** @since 0.2.0 */
 export * as ModelTool from "./ModelTool.ts"

@@ -69,10 +69,12 @@ export const target = (registry: RegistryShape, entry: Entry): Target => {
   return {
     path: entry.path,
     entry,
-    takesProof: input.properties?.proof !== undefined,
+    // A mounted tool never gets the session's proof: its server sees only what the caller sent.
+    takesProof: entry.foreign === undefined && input.properties?.proof !== undefined,
     progress: effects.writesFs || effects.callsShell,
     sideEffects: effects.writesFs || effects.callsShell || effects.callsNetwork || effects.irreversible,
-    refusedInPlanMode: Modes.refusedInPlanMode(entry.tool),
+    // A mounted tool calls another server: plan mode lets it run only when that server marks it read-only.
+    refusedInPlanMode: entry.foreign !== undefined ? !entry.foreign.readOnly : Modes.refusedInPlanMode(entry.tool),
     readOnly: annotationsOf(entry).readOnly
   }
 }
