@@ -105,7 +105,9 @@ const loadSdk = (): Promise<Sdk> => {
 const messageOf = (e: unknown): string => {
   if (e instanceof Error) {
     const code = (e as { readonly code?: unknown }).code
-    return typeof code === "string" && !e.message.includes(code) ? `${e.message} (${code})` : e.message
+    const own = typeof code === "string" && !e.message.includes(code) ? `${e.message} (${code})` : e.message
+    // fetch says only "fetch failed"; its cause says why (ECONNREFUSED, a certificate, a name not found).
+    return e.cause instanceof Error ? `${own}: ${messageOf(e.cause)}` : own
   }
   return String(e)
 }
@@ -146,7 +148,8 @@ interface Connection {
   readonly client: Client
   readonly pid: () => number | undefined
   closed: boolean
-  lastError: string | undefined
+  /** Whether the SDK dropped it for an answer over the limit (it says so only through `onerror`). */
+  overflowed: boolean
 }
 
 /** The SDK's own request timeout is out of the way: the road's time limit cuts a call (and cancels it there). */
@@ -203,13 +206,13 @@ export const open = (target: Target, options: Options) =>
         client,
         pid: () => ("pid" in transport ? (transport.pid ?? undefined) : undefined),
         closed: false,
-        lastError: undefined
+        overflowed: false
       }
       client.onclose = () => {
         connection.closed = true
       }
       client.onerror = (e) => {
-        connection.lastError = messageOf(e)
+        if (messageOf(e).includes("ReadBuffer exceeded")) connection.overflowed = true
       }
       try {
         await client.connect(transport, { timeout: options.startMillis })
@@ -232,7 +235,7 @@ export const open = (target: Target, options: Options) =>
             : /Connection closed/i.test(text)
               ? `${what} closed the connection before it initialized (did it exit?)`
               : `${what} could not be reached: ${oneLine(text)}`
-      return { reason: "unavailable", detail: detail + said() }
+      return { reason: "unavailable", detail: said() === "" ? detail : `${detail}.${said()}` }
     }
 
     const first = yield* Effect.tryPromise({ try: connect, catch: startFailure })
@@ -275,7 +278,13 @@ export const open = (target: Target, options: Options) =>
             detail: `is restarting: the last attempt failed, the next is in ${Math.ceil((retryAt - now) / 1000)} s.${said()}`
           })
         }
-        const made = yield* Effect.tryPromise({ try: connect, catch: startFailure }).pipe(
+        const made = yield* Effect.tryPromise({
+          try: connect,
+          catch: (e): Failure => ({
+            reason: "unavailable",
+            detail: `could not be started again: ${startFailure(e).detail}`
+          })
+        }).pipe(
           Effect.tapError(() =>
             Effect.flatMap(Clock.currentTimeMillis, (at) =>
               Effect.sync(() => {
@@ -293,7 +302,7 @@ export const open = (target: Target, options: Options) =>
 
     const callFailure = (connection: Connection, e: unknown): Failure => {
       const text = messageOf(e)
-      if (text.includes(tooLargeMarker) || connection.lastError?.includes("ReadBuffer exceeded") === true) {
+      if (text.includes(tooLargeMarker) || connection.overflowed) {
         // The SDK drops a connection whose answer overflows: the next call starts afresh.
         connection.closed = true
         return { reason: "too-large", detail: `answered with more than ${options.maxResultBytes} bytes` }
