@@ -111,6 +111,8 @@ export interface Description {
   readonly input: JsonSchema.JsonSchema
   readonly output: JsonSchema.JsonSchema
   readonly failure: JsonSchema.JsonSchema
+  /** For a tool of a mounted MCP server: the mount's name and the tool's own name there. */
+  readonly mount?: { readonly server: string; readonly tool: string } | undefined
 }
 
 /**
@@ -234,7 +236,8 @@ export const make = (all: ReadonlyArray<Entry>): RegistryShape => {
         effects: { ...entry.tool.effects },
         annotations: annotationsOf(entry),
         // A mounted tool is listed with its own server's schema, unchanged: that server validates its input.
-        input: entry.foreign?.inputSchema ?? Boundary.jsonSchema(entry.tool.input)
+        input: entry.foreign?.inputSchema ?? Boundary.jsonSchema(entry.tool.input),
+        ...(entry.foreign === undefined ? {} : { mount: { server: entry.foreign.server, tool: entry.foreign.name } })
       },
       { output: () => Boundary.jsonSchema(entry.tool.output), failure: () => Boundary.jsonSchema(entry.tool.failure) }
     )

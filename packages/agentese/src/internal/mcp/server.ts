@@ -73,7 +73,11 @@ export const toMcpTool = (
   name: string,
   outputSchema: boolean
 ): McpTool => {
-  const output = outputSchema ? (Catalog.servedOutput(description.output) as { readonly type?: unknown }) : {}
+  // A mounted tool's results are its server's content, not our output schema's shape: none is declared.
+  const output =
+    outputSchema && description.mount === undefined
+      ? (Catalog.servedOutput(description.output) as { readonly type?: unknown })
+      : {}
   const level = Catalog.levelOf(description)
   return {
     name,
@@ -128,6 +132,22 @@ export const callReply = (id: Id, outcome: Invoke.Outcome, withStructure: boolea
   return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":${JSON.stringify(outcome.text)}}],"structuredContent":${outcome.text},"isError":false,"_meta":${meta}}}`
 }
 
+/**
+ * The reply line of a mounted tool's call: its server's content parts (text,
+ * images, resource links) and structured content as they came; anything else
+ * (a failure, a result kept in working memory) as every call's.
+ */
+export const mountedReply = (id: Id, outcome: Invoke.Outcome, withStructure: boolean): string => {
+  const result = outcome.ok ? outcome.result : undefined
+  if (!isRecord(result) || !Array.isArray(result.content)) return callReply(id, outcome, withStructure)
+  return resultLine(id, {
+    content: result.content,
+    ...(withStructure && isRecord(result.structuredContent) ? { structuredContent: result.structuredContent } : {}),
+    isError: false,
+    _meta: { [MetaKeys.path]: outcome.path, [MetaKeys.callId]: outcome.callId }
+  })
+}
+
 /** How the server presents itself. */
 export interface Info {
   readonly name: string
@@ -166,9 +186,16 @@ export const connect = (options: {
     const fibers = yield* FiberSet.make<unknown>()
     const session = options.session ?? `mcp:${randomUUID().slice(0, 13)}`
     const offers = yield* within(captured)(road.list)
-    const byName = new Map<string, { readonly path: string; readonly unwrap: (args: unknown) => unknown }>()
+    const byName = new Map<
+      string,
+      { readonly path: string; readonly unwrap: (args: unknown) => unknown; readonly mounted: boolean }
+    >()
     for (const offer of offers) {
-      const target = { path: offer.path, unwrap: Catalog.inputShape(offer.input).unwrap }
+      const target = {
+        path: offer.path,
+        unwrap: Catalog.inputShape(offer.input).unwrap,
+        mounted: offer.mount !== undefined
+      }
       byName.set(Catalog.toolName(offer.path), target)
       byName.set(offer.path, target)
     }
@@ -215,7 +242,9 @@ export const connect = (options: {
       }
       return within(captured)(road.invoke({ path: target.path, input: target.unwrap(args ?? {}), session })).pipe(
         Effect.provideService(Human.Current, channel()),
-        Effect.map((outcome) => callReply(id, outcome, protocol === undefined || structured.has(protocol)))
+        Effect.map((outcome) =>
+          (target.mounted ? mountedReply : callReply)(id, outcome, protocol === undefined || structured.has(protocol))
+        )
       )
     }
 

@@ -152,6 +152,21 @@ interface Connection {
   overflowed: boolean
 }
 
+/**
+ * Whether a started server still runs: its process may have exited before
+ * the SDK hears its pipes close, and a call sent then is lost.
+ */
+const alive = (connection: Connection): boolean => {
+  const pid = connection.pid()
+  if (pid === undefined) return true
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return (e as { readonly code?: unknown }).code !== "ESRCH"
+  }
+}
+
 /** The SDK's own request timeout is out of the way: the road's time limit cuts a call (and cancels it there). */
 const noTimeout = 2_147_483_647
 
@@ -267,7 +282,7 @@ export const open = (target: Target, options: Options) =>
     /** The live connection, made again if the last one closed (at once the first time, then with back-off). */
     const ensure: Effect.Effect<Connection, Failure> = lock.withPermit(
       Effect.gen(function* () {
-        if (live !== undefined && !live.closed) return live
+        if (live !== undefined && !live.closed && alive(live)) return live
         const closed = live
         live = undefined
         if (closed !== undefined) yield* Effect.promise(() => closed.client.close().catch(() => undefined))
