@@ -19,6 +19,13 @@
  * Each step is published on the road's `Events` as `agent.step`, the end as
  * `agent.done`.
  *
+ * The calls of one response run in their order, except that consecutive
+ * calls that only read (files, the network, a mounted server's read-only
+ * tools; no approval to ask) run side by side: a write, a shell command or a
+ * change of the caller's own state waits for the calls before it and runs
+ * alone, so no write moves past a read. The results go back in the order
+ * asked.
+ *
  * @since 0.2.0
  */
 import { randomUUID } from "node:crypto"
@@ -39,6 +46,7 @@ import * as Parse from "./Parse.ts"
 import { toAiTool } from "./projections/Toolkit.ts"
 import * as SystemPrompt from "./Prompt.ts"
 import * as Recipe from "./Recipe.ts"
+import * as Route from "./road/Route.ts"
 
 // ---------------------------------------------------------------------------
 // Errors a model's call can meet before the road
@@ -598,11 +606,29 @@ export const run = (options: Options): Effect.Effect<Result, AiError.AiError, Se
         return yield* timed(path.value, road.invoke({ path: path.value, input, session: id }))
       })
 
+    /** Whether a call only reads (every step), with no person to ask: it may run beside the other reads. */
+    const readsOnly = (requested: Requested, recipe: Recipe.Recipe): boolean => {
+      if (requested.parseError !== undefined) return true
+      const paths =
+        requested.steps !== undefined
+          ? requested.steps.map((s) => s.path)
+          : Option.toArray(Catalog.pathOf(requested.name))
+      return paths.every((path) => {
+        const entry = road.registry.get(path)
+        // A name that is no path fails without running anything.
+        if (entry === undefined) return true
+        const decision = Recipe.decide(recipe, path, Catalog.baseLevel(entry))
+        const asks = decision._tag === "Allowed" && (decision.approval || decision.requiredTrust >= 2)
+        return Route.runsBeside(entry) && !asks
+      })
+    }
+
     const loop: Effect.Effect<
       Result,
       AiError.AiError,
       LanguageModel.LanguageModel | Observer.Observer | Recipe.CurrentRecipe
     > = Effect.gen(function* () {
+      const recipe = yield* Recipe.CurrentRecipe
       for (let index = 1; index <= maxSteps; index++) {
         const stepStarted = yield* Clock.currentTimeMillis
         const request = AiPrompt.concat(systemPrompt, conversation)
@@ -705,26 +731,47 @@ export const run = (options: Options): Effect.Effect<Result, AiError.AiError, Se
         }
 
         pending = notRun
-        const calls: Array<Call> = []
+        const done: Array<Call | undefined> = requested.map(() => undefined)
+        const settle = (i: number, call: Call) =>
+          Effect.sync(() => {
+            done[i] = call
+            pending = notRun.map((n, j) => done[j] ?? n)
+          })
+        // Reads side by side: each run of consecutive calls that only read runs at once; any other call waits for
+        // the calls before it and runs alone, in its place, so no write moves past a read or a read past a write.
+        let together: Array<number> = []
+        const runTogether = Effect.suspend(() => {
+          const batch = together
+          together = []
+          return Effect.forEach(batch, (i) => Effect.flatMap(runCall(requested[i]!), (c) => settle(i, c)), {
+            concurrency: "unbounded",
+            discard: true
+          })
+        })
         for (const [i, r] of requested.entries()) {
           if (options.maxCalls !== undefined && callsMade >= options.maxCalls) {
             const path = notRun[i]!.path ?? ""
-            calls.push({
+            yield* settle(i, {
               ...notRun[i]!,
               outcome: failure(path, new CallBudgetSpent({ path: path || r.name, max: options.maxCalls }))
             })
           } else if (i >= maxCalls) {
             const path = notRun[i]!.path ?? ""
-            calls.push({
+            yield* settle(i, {
               ...notRun[i]!,
               outcome: failure(path, new TooManyCalls({ path: path || r.name, max: maxCalls }))
             })
           } else {
             callsMade++
-            calls.push(yield* runCall(r))
+            if (readsOnly(r, recipe)) together.push(i)
+            else {
+              yield* runTogether
+              yield* settle(i, yield* runCall(r))
+            }
           }
-          pending = [...calls, ...notRun.slice(i + 1)]
         }
+        yield* runTogether
+        const calls = done as Array<Call>
         pending = []
         conversation = AiPrompt.concat(
           conversation,

@@ -149,7 +149,11 @@ export type Services = Invoker | Observer.Observer | Recipe.CurrentRecipe
  */
 export interface InvokerShape {
   readonly invoke: (request: Request) => Effect.Effect<Outcome, never, Observer.Observer | Recipe.CurrentRecipe>
-  /** Parses a model response and invokes every call in it, up to the recipe's `maxCallsPerResponse`. */
+  /**
+   * Parses a model response and invokes every call in it, up to the recipe's
+   * `maxCallsPerResponse`, in order; consecutive calls that only read run side
+   * by side (`Route.runsBeside`), the outcomes in the reply's order.
+   */
   readonly invokeText: (
     text: string,
     options?: { readonly session?: string | undefined }
@@ -369,6 +373,15 @@ export const layer = (
           return outcome === undefined ? outcome! : { ...outcome, callId }
         })
 
+      /** Whether every step only reads, with no person to ask: such calls may run side by side. */
+      const readsOnly = (steps: ReadonlyArray<Parse.Step>, recipe: Recipe.Recipe): boolean =>
+        steps.every((step) => {
+          const target = targets.get(step.path)
+          if (target === undefined) return true
+          const decision = Recipe.decide(recipe, step.path, Catalog.baseLevel(target.entry))
+          return target.readOnly && !(decision._tag === "Allowed" && (decision.approval || decision.requiredTrust >= 2))
+        })
+
       const invokeText = (
         text: string,
         options?: { readonly session?: string | undefined }
@@ -379,15 +392,31 @@ export const layer = (
           const parsed = Parse.response(text)
           const outcomes: Array<Outcome> = parsed.errors.map((e) => failureOf("", Traced.makeCallId(), e))
           const max = recipe.maxCallsPerResponse ?? Number.POSITIVE_INFINITY
+          const first = outcomes.length
           let used = 0
-          for (const invocation of parsed.invocations) {
+          // Consecutive calls that only read run side by side; any other waits for those before it and runs alone.
+          let together: Array<readonly [number, Parse.Invocation]> = []
+          const runTogether = Effect.suspend(() => {
+            const batch = together
+            together = []
+            return Effect.forEach(
+              batch,
+              ([i, invocation]) =>
+                Effect.map(invoke({ steps: invocation.steps, input: {}, session: options?.session }), (o) => {
+                  outcomes[i] = o
+                }),
+              { concurrency: "unbounded", discard: true }
+            )
+          })
+          for (const [n, invocation] of parsed.invocations.entries()) {
+            const i = first + n
             used += invocation.steps.length
             if (used > max) {
               const path = invocation.steps[0]?.path ?? ""
               const entry = registry.get(path)
               const refusal = new TooManyCalls({ path, max })
               // A known path's refusal is recorded like any other; an unknown one is only reported.
-              outcomes.push(
+              outcomes[i] =
                 entry === undefined
                   ? failureOf(path, Traced.makeCallId(), refusal)
                   : yield* call(
@@ -397,11 +426,15 @@ export const layer = (
                       { recipe, session: options?.session ?? observer.session, from: undefined, refusal },
                       undefined
                     )
-              )
               continue
             }
-            outcomes.push(yield* invoke({ steps: invocation.steps, input: {}, session: options?.session }))
+            if (readsOnly(invocation.steps, recipe)) together.push([i, invocation])
+            else {
+              yield* runTogether
+              outcomes[i] = yield* invoke({ steps: invocation.steps, input: {}, session: options?.session })
+            }
           }
+          yield* runTogether
           return outcomes
         })
 
