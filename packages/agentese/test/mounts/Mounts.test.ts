@@ -11,10 +11,13 @@ import { createServer, type AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Families, Invoke, Mounts, Self, Server } from "@ugent/agentese"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
+import { Families, Invoke, Mcp, Mounts, Self, Server } from "@ugent/agentese"
 import { Family, Tool } from "@ugent/core"
 import { AuditStore } from "@ugent/wrappers"
-import { Effect, Schema } from "effect"
+import { Effect, Schema, type Scope } from "effect"
 
 const fixture = join(import.meta.dirname, "fixtures", "foreign.ts")
 const slow = { timeout: 60_000 }
@@ -41,7 +44,7 @@ const foreign = (marks: string, mode = "normal", name = "fx"): Mounts.Mount => (
 /** Runs `body` on a road whose mounts are `mounts`, with the built-in families only. */
 const onRoad = <A, E>(
   options: Partial<Server.Options> & { readonly root: string },
-  body: Effect.Effect<A, E, Server.Services>
+  body: Effect.Effect<A, E, Server.Services | Scope.Scope>
 ) =>
   Effect.scoped(
     Effect.provide(
@@ -290,6 +293,43 @@ describe("a mounted server on the road", () => {
           // Two starts in all: the first, and the one attempt after the crash.
           assert.strictEqual(readFileSync(join(marks, "started"), "utf8").trim().split("\n").length, 1)
           assert.strictEqual(tagOf(yield* call("world.tools.file.read", { path: "a.txt" })), "ok")
+        })
+      ).pipe(Effect.ensuring(Effect.sync(remove)))
+    },
+    slow
+  )
+})
+
+describe("a mounted call over MCP", () => {
+  it.live(
+    "a call its client cancels is cancelled on the mounted server too",
+    () => {
+      const { root, marks, remove } = dirs()
+      return onRoad(
+        { root, trust: 1, mounts: [foreign(marks)] },
+        Effect.gen(function* () {
+          const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+          const context = yield* Effect.context<Server.Services>()
+          const connection = yield* Mcp.connection({
+            send: (line) => Effect.promise(() => serverSide.send(JSON.parse(line) as JSONRPCMessage))
+          })
+          serverSide.onmessage = (message) => {
+            void Effect.runPromise(Effect.provideContext(connection.receive(message), context)).then((reply) =>
+              reply === undefined ? undefined : serverSide.send(JSON.parse(reply) as JSONRPCMessage)
+            )
+          }
+          yield* Effect.promise(() => serverSide.start())
+          const client = new Client({ name: "ugent-test", version: "0.0.0" })
+          yield* Effect.promise(() => client.connect(clientSide))
+          const abort = new AbortController()
+          const called = client.callTool({ name: "world_mcp_fx_hang", arguments: {} }, undefined, {
+            signal: abort.signal
+          })
+          yield* Effect.sleep("300 millis")
+          abort.abort("the person pressed stop")
+          yield* Effect.promise(() => called.catch(() => undefined))
+          yield* Effect.promise(() => waitFor(() => existsSync(join(marks, "cancelled"))))
+          yield* Effect.promise(() => client.close())
         })
       ).pipe(Effect.ensuring(Effect.sync(remove)))
     },
