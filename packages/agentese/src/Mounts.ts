@@ -33,6 +33,7 @@ import { isAbsolute, resolve } from "node:path"
 import { Family, Tool, type ToolError } from "@ugent/core"
 import { Effect, Schema } from "effect"
 import * as Link from "./internal/mounts/link.ts"
+import * as Progress from "./Progress.ts"
 
 const Text = Schema.String.check(Schema.isMinLength(1))
 
@@ -506,7 +507,18 @@ export const family = (mount: Mount, options: Options = {}): Family.Family<never
           failure: Failure,
           trust: levelOf(listed),
           effects: { callsNetwork: true, idempotent: readOnly || hints.idempotentHint === true },
-          run: (args) => Effect.mapError(link.call(name, args), toError)
+          run: (args) =>
+            Effect.flatMap(Progress.Current, (report) => {
+              if (report === Progress.none) return Effect.mapError(link.call(name, args), toError)
+              // The server's progress goes on to the caller in order, and all of it before the result.
+              let told = Promise.resolve()
+              const tell = (p: Progress.Report) => {
+                told = told.then(() => Effect.runPromise(report(p)))
+              }
+              return Effect.mapError(link.call(name, args, tell), toError).pipe(
+                Effect.ensuring(Effect.promise(() => told))
+              )
+            })
         })
         members[seg] = {
           // Its only service is the link it closes over; the call brings the capabilities.

@@ -37,6 +37,8 @@ export * as Path from "./Path.ts"
 /** @since 0.2.0 */
 export * as Profile from "./Profile.ts"
 /** @since 0.2.0 */
+export * as Progress from "./Progress.ts"
+/** @since 0.2.0 */
 export * as Prompt from "./Prompt.ts"
 /** @since 0.1.0 */
 export * as Cli from "./projections/Cli.ts"

@@ -32,6 +32,7 @@ import type { CircuitBreaker as Breaker, RateLimiter } from "effect/persistence"
 import * as Budget from "../Budget.ts"
 import type * as Events from "../Events.ts"
 import * as Loop from "../Loop.ts"
+import * as Progress from "../Progress.ts"
 import type * as Modes from "../self/Modes.ts"
 import type * as Sessions from "../Sessions.ts"
 import * as Admission from "./Admission.ts"
@@ -258,7 +259,8 @@ export const make = (services: Services): Road => {
     raw: unknown,
     options: CallOptions,
     trace: TraceContext,
-    onStoreError: OnStoreErrorPolicy
+    onStoreError: OnStoreErrorPolicy,
+    progress: Progress.Reporter
   ): Effect.Effect<{ readonly value: unknown; readonly text: string }, unknown> =>
     Effect.gen(function* () {
       if (options.refusal !== undefined) return yield* Effect.fail(options.refusal)
@@ -290,9 +292,11 @@ export const make = (services: Services): Road => {
         orElse: () => Effect.fail(new TimedOut({ tool: route.path, timeoutMillis, retryable: true }))
       })
       if (ready.guard !== undefined) run = ready.guard(services.breakers, run, onStoreError)
+      const context = Context.add(caller.runContext(admitted.runAt), Traced.CurrentTrace, Option.some(trace))
+      // The caller's progress reporter, when one listens, reaches the tool (a mounted server's notifications).
       const output = yield* Effect.provideContext(
         run,
-        Context.add(caller.runContext(admitted.runAt), Traced.CurrentTrace, Option.some(trace))
+        progress === Progress.none ? context : Context.add(context, Progress.Current, progress)
       )
       if (route.progress) yield* loops.progress
       if (loopKey !== undefined) yield* loops.record(loopKey, Loop.fingerprint(output), route.loop!)
@@ -338,9 +342,15 @@ export const make = (services: Services): Road => {
         Exit.isFailure(begun)
           ? Effect.succeed(begun as Exit.Exit<never, unknown>)
           : Effect.exit(
-              stages(route, caller, raw, options, trace, services.onStoreError).pipe(
-                Effect.provideService(Traced.Alternatives, [])
-              )
+              stages(
+                route,
+                caller,
+                raw,
+                options,
+                trace,
+                services.onStoreError,
+                Context.get(context, Progress.Current)
+              ).pipe(Effect.provideService(Traced.Alternatives, []))
             )
       )
       const attributes = Journal.spanAttributes(record, route.entry.tool, 0)

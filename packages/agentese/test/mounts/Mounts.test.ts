@@ -301,6 +301,55 @@ describe("a mounted server on the road", () => {
 })
 
 describe("a mounted call over MCP", () => {
+  /** The official SDK client on an MCP connection of the road in context (in memory). */
+  const mcpClient = Effect.gen(function* () {
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    const context = yield* Effect.context<Server.Services>()
+    const connection = yield* Mcp.connection({
+      send: (line) => Effect.promise(() => serverSide.send(JSON.parse(line) as JSONRPCMessage))
+    })
+    serverSide.onmessage = (message) => {
+      void Effect.runPromise(Effect.provideContext(connection.receive(message), context)).then((reply) =>
+        reply === undefined ? undefined : serverSide.send(JSON.parse(reply) as JSONRPCMessage)
+      )
+    }
+    yield* Effect.promise(() => serverSide.start())
+    const client = new Client({ name: "ugent-test", version: "0.0.0" })
+    yield* Effect.promise(() => client.connect(clientSide))
+    yield* Effect.addFinalizer(() => Effect.promise(() => client.close()))
+    return client
+  })
+
+  it.live(
+    "the mounted server's progress reaches the client that asked for it",
+    () => {
+      const { root, marks, remove } = dirs()
+      return onRoad(
+        { root, trust: 1, mounts: [foreign(marks)] },
+        Effect.gen(function* () {
+          const client = yield* mcpClient
+          const heard: Array<unknown> = []
+          const result = yield* Effect.promise(() =>
+            client.callTool({ name: "world_mcp_fx_progress", arguments: {} }, undefined, {
+              onprogress: (p) => heard.push(p)
+            })
+          )
+          assert.strictEqual((result.content as Array<{ text: string }>)[0]?.text, "done")
+          assert.deepStrictEqual(
+            heard,
+            [
+              { progress: 1, total: 3, message: "step 1" },
+              { progress: 2, total: 3, message: "step 2" },
+              { progress: 3, total: 3, message: "step 3" }
+            ],
+            JSON.stringify(heard)
+          )
+        })
+      ).pipe(Effect.ensuring(Effect.sync(remove)))
+    },
+    slow
+  )
+
   it.live(
     "a call its client cancels is cancelled on the mounted server too",
     () => {
@@ -308,19 +357,7 @@ describe("a mounted call over MCP", () => {
       return onRoad(
         { root, trust: 1, mounts: [foreign(marks)] },
         Effect.gen(function* () {
-          const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-          const context = yield* Effect.context<Server.Services>()
-          const connection = yield* Mcp.connection({
-            send: (line) => Effect.promise(() => serverSide.send(JSON.parse(line) as JSONRPCMessage))
-          })
-          serverSide.onmessage = (message) => {
-            void Effect.runPromise(Effect.provideContext(connection.receive(message), context)).then((reply) =>
-              reply === undefined ? undefined : serverSide.send(JSON.parse(reply) as JSONRPCMessage)
-            )
-          }
-          yield* Effect.promise(() => serverSide.start())
-          const client = new Client({ name: "ugent-test", version: "0.0.0" })
-          yield* Effect.promise(() => client.connect(clientSide))
+          const client = yield* mcpClient
           const abort = new AbortController()
           const called = client.callTool({ name: "world_mcp_fx_hang", arguments: {} }, undefined, {
             signal: abort.signal
@@ -329,7 +366,6 @@ describe("a mounted call over MCP", () => {
           abort.abort("the person pressed stop")
           yield* Effect.promise(() => called.catch(() => undefined))
           yield* Effect.promise(() => waitFor(() => existsSync(join(marks, "cancelled"))))
-          yield* Effect.promise(() => client.close())
         })
       ).pipe(Effect.ensuring(Effect.sync(remove)))
     },

@@ -20,6 +20,7 @@ import { randomUUID } from "node:crypto"
 import { Cause, Deferred, Effect, Exit, Fiber, FiberSet, Option, type Scope } from "effect"
 import * as Catalog from "../../Catalog.ts"
 import * as Human from "../../Human.ts"
+import * as Progress from "../../Progress.ts"
 import type * as Invoke from "../../Invoke.ts"
 import { Invoker } from "../../Invoke.ts"
 import { capture, within } from "../captured.ts"
@@ -240,8 +241,23 @@ export const connect = (options: {
       if (args !== undefined && args !== null && !isRecord(args)) {
         return Effect.succeed(errorLine(id, ErrorCode.invalidParams, "Invalid params: arguments must be an object."))
       }
+      // A client that gives a progress token hears the call's progress (a mounted server's, passed on).
+      const meta = isRecord(params._meta) ? params._meta : {}
+      const token = meta.progressToken
+      const progress =
+        typeof token === "string" || typeof token === "number"
+          ? (report: Progress.Report) =>
+              options.send(
+                JSON.stringify({
+                  jsonrpc: "2.0",
+                  method: "notifications/progress",
+                  params: { progressToken: token, ...report }
+                })
+              )
+          : Progress.none
       return within(captured)(road.invoke({ path: target.path, input: target.unwrap(args ?? {}), session })).pipe(
         Effect.provideService(Human.Current, channel()),
+        Effect.provideService(Progress.Current, progress),
         Effect.map((outcome) =>
           (target.mounted ? mountedReply : callReply)(id, outcome, protocol === undefined || structured.has(protocol))
         )

@@ -61,7 +61,16 @@ export interface Link {
   readonly server: { readonly name: string; readonly version: string }
   /** The tools it listed when the link opened. */
   readonly tools: ReadonlyArray<ListedTool>
-  readonly call: (name: string, args: Readonly<Record<string, unknown>>) => Effect.Effect<Result, Failure>
+  /** Calls a tool; `progress` hears the server's progress notifications of the call. */
+  readonly call: (
+    name: string,
+    args: Readonly<Record<string, unknown>>,
+    progress?: (report: {
+      readonly progress: number
+      readonly total?: number | undefined
+      readonly message?: string | undefined
+    }) => void
+  ) => Effect.Effect<Result, Failure>
   /** The process id of the server ugent started (stdio), while it runs. */
   readonly pid: () => number | undefined
 }
@@ -84,6 +93,7 @@ interface Sdk {
   readonly StdioClientTransport: StdioModule["StdioClientTransport"]
   readonly StreamableHTTPClientTransport: HttpModule["StreamableHTTPClientTransport"]
   readonly McpError: TypesModule["McpError"]
+  readonly ProgressNotificationSchema: TypesModule["ProgressNotificationSchema"]
 }
 
 let sdk: Promise<Sdk> | undefined
@@ -97,7 +107,8 @@ const loadSdk = (): Promise<Sdk> => {
     Client: client.Client,
     StdioClientTransport: stdio.StdioClientTransport,
     StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
-    McpError: types.McpError
+    McpError: types.McpError,
+    ProgressNotificationSchema: types.ProgressNotificationSchema
   }))
   return sdk
 }
@@ -187,6 +198,15 @@ export const open = (target: Target, options: Options) =>
         detail: `the MCP SDK (@modelcontextprotocol/sdk) could not be loaded: ${messageOf(e)}`
       })
     })
+    // Who hears each call's progress, by the token sent with it. The SDK's own `onprogress` drops a notification
+    // that arrives in one read with the result (it forgets the call before it runs the notification's handler).
+    type Listener = (report: {
+      readonly progress: number
+      readonly total?: number | undefined
+      readonly message?: string | undefined
+    }) => void
+    const listeners = new Map<string, Listener>()
+    let nextToken = 0
     // The last lines the server wrote to stderr, to say why it did not start or stopped.
     const stderr: Array<string> = []
     const said = () => (stderr.length === 0 ? "" : ` Its last words on stderr: ${oneLine(stderr.join(" | "), 400)}`)
@@ -226,6 +246,10 @@ export const open = (target: Target, options: Options) =>
       client.onclose = () => {
         connection.closed = true
       }
+      client.setNotificationHandler(mcp.ProgressNotificationSchema, (notification) => {
+        const { progressToken, progress, total, message } = notification.params
+        listeners.get(String(progressToken))?.({ progress, total, message })
+      })
       client.onerror = (e) => {
         if (messageOf(e).includes("ReadBuffer exceeded")) connection.overflowed = true
       }
@@ -347,12 +371,31 @@ export const open = (target: Target, options: Options) =>
       }
     }
 
-    const call = (name: string, args: Readonly<Record<string, unknown>>): Effect.Effect<Result, Failure> =>
+    const call = (
+      name: string,
+      args: Readonly<Record<string, unknown>>,
+      progress?: (report: {
+        readonly progress: number
+        readonly total?: number | undefined
+        readonly message?: string | undefined
+      }) => void
+    ): Effect.Effect<Result, Failure> =>
       Effect.flatMap(ensure, (connection) =>
         Effect.tryPromise({
           // The signal cancels the call on the server when the caller's call is interrupted (cancelled, timed out).
-          try: (signal) =>
-            connection.client.callTool({ name, arguments: { ...args } }, undefined, { signal, timeout: noTimeout }),
+          try: async (signal) => {
+            const token = progress === undefined ? undefined : `ugent-${++nextToken}`
+            if (token !== undefined) listeners.set(token, progress!)
+            try {
+              return await connection.client.callTool(
+                { name, arguments: { ...args }, ...(token === undefined ? {} : { _meta: { progressToken: token } }) },
+                undefined,
+                { signal, timeout: noTimeout }
+              )
+            } finally {
+              if (token !== undefined) listeners.delete(token)
+            }
+          },
           catch: (e) => callFailure(connection, e)
         }).pipe(
           Effect.flatMap((result) => {
