@@ -259,8 +259,9 @@ export const layer = (
         root: options.root,
         onStoreError: Context.get(services as Context.Context<never>, OnStoreError)
       })
-      // What the tools may read besides their capabilities: the road's services and working memory's names.
-      const base = Context.add(services, Summarized.MemoryTools, memoryTools) as Context.Context<never>
+      // What the tools may read besides their capabilities: the road's services, working memory's names, and (once
+      // made, below) the road itself, for a tool that acts for its caller (a sub-agent).
+      let base = Context.add(services, Summarized.MemoryTools, memoryTools) as Context.Context<never>
 
       const targets = new Map(registry.entries.map((entry) => [entry.path, Route.target(registry, entry)] as const))
 
@@ -438,7 +439,7 @@ export const layer = (
           return outcomes
         })
 
-      return Invoker.of({
+      const self = Invoker.of({
         registry,
         invoke,
         invokeText,
@@ -457,6 +458,9 @@ export const layer = (
         settings: Effect.map(Recipe.CurrentRecipe, settingsOf),
         endSession: sessions.end
       })
+      // Callers are made on their first call, after this: their tools' context holds the road.
+      base = Context.add(base, Invoker, self) as Context.Context<never>
+      return self
     })
   )
 

@@ -139,7 +139,8 @@ export class Registry extends Context.Service<Registry, RegistryShape>()("ugent/
 
 /**
  * The annotations a tool's trust and effects imply: read-only for L0 tools
- * that change nothing; a write is destructive; local tools are not open-world.
+ * that change nothing (and so may be called again); a write is destructive;
+ * local tools are not open-world.
  * A mounted tool's are its own server's hints.
  *
  * @category describing
@@ -156,7 +157,9 @@ export const annotationsOf = (entry: Entry): Annotations => {
     }
   }
   const { effects, trust } = entry.tool
-  const readOnly = trust === 0 && !effects.writesFs && !effects.callsShell && !effects.irreversible
+  // A tool that changes nothing can be called again to the same effect: one that says it cannot (a sub-agent) is no read.
+  const readOnly =
+    trust === 0 && !effects.writesFs && !effects.callsShell && !effects.irreversible && effects.idempotent
   return {
     readOnly,
     destructive: !readOnly && (effects.writesFs || effects.callsShell || effects.irreversible),
