@@ -273,6 +273,26 @@ describe("a mounted server on the road", () => {
   )
 
   it.live(
+    "a server that writes lines that are not JSON-RPC still answers; an answer that is no tool result is a typed failure",
+    () => {
+      const { root, marks, remove } = dirs()
+      return onRoad(
+        { root, trust: 1, mounts: [foreign(marks, "stdout-junk")], timeout: "5 seconds" },
+        Effect.gen(function* () {
+          assert.deepStrictEqual(JSON.parse(textOf(yield* call("world.mcp.fx.echo-args", { note: "x" }))), {
+            note: "x"
+          })
+          const garbage = yield* call("world.mcp.fx.garbage")
+          assert.strictEqual(tagOf(garbage), "MountAnswerInvalid", JSON.stringify(garbage))
+          assert.match(!garbage.ok ? garbage.error.message : "", /answered with something that is not a tool result/)
+          assert.strictEqual(tagOf(yield* call("world.mcp.fx.echo-args", { note: "y" })), "ok")
+        })
+      ).pipe(Effect.ensuring(Effect.sync(remove)))
+    },
+    slow
+  )
+
+  it.live(
     "a server that will not start again is retried with back-off, not on every call",
     () => {
       const { root, marks, remove } = dirs()
@@ -404,7 +424,7 @@ describe("a mount that cannot be served stops the server at start, naming it", (
   )
 
   it.live(
-    "tool names that clash within the server, or with another family's paths, or make no path",
+    "tool names that clash within the server, or with another family's paths, or make no path; a schema that is no object schema",
     () => {
       const { root, marks, remove } = dirs()
       const taker = Family.make({
@@ -424,6 +444,10 @@ describe("a mount that cannot be served stops the server at start, naming it", (
         assert.match(
           yield* startFails({ root, mounts: [foreign(marks, "clash")] }),
           /^The mount fx lists the tools "read_file" and "read-file", which are both served as world\.mcp\.fx\.read-file/
+        )
+        assert.match(
+          yield* startFails({ root, mounts: [foreign(marks, "bad-schema")] }),
+          /^The mount fx could not start: its tool list is not valid MCP: .*inputSchema/
         )
         assert.match(
           yield* startFails({ root, mounts: [foreign(marks, "bad-name")] }),

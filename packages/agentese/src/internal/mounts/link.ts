@@ -123,6 +123,10 @@ const messageOf = (e: unknown): string => {
   return String(e)
 }
 
+/** The SDK's schema check of a message failed (zod's error, by its shape: its class differs between versions). */
+const isSchemaError = (e: unknown): boolean =>
+  e instanceof Error && Array.isArray((e as { readonly issues?: unknown }).issues)
+
 const oneLine = (s: string, max = 600): string => {
   const line = s.replace(/\s+/g, " ").trim()
   return line.length > max ? `${line.slice(0, max)}…` : line
@@ -292,8 +296,8 @@ export const open = (target: Target, options: Options) =>
         } while (cursor !== undefined)
       },
       catch: (e): Failure =>
-        e instanceof Error && e.name === "ZodError"
-          ? { reason: "protocol", detail: `its tool list is not valid MCP: ${oneLine(e.message, 300)}` }
+        isSchemaError(e)
+          ? { reason: "protocol", detail: `its tool list is not valid MCP: ${oneLine(messageOf(e), 300)}` }
           : startFailure(e)
     }).pipe(Effect.onError(() => Effect.promise(() => first.client.close().catch(() => undefined))))
 
@@ -357,7 +361,7 @@ export const open = (target: Target, options: Options) =>
         if (e.code === -32001) return { reason: "unavailable", detail: "did not answer in time" }
         return { reason: "tool", detail: oneLine(e.message, 2000) }
       }
-      if (e instanceof Error && e.name === "ZodError") {
+      if (isSchemaError(e)) {
         return {
           reason: "protocol",
           detail: `answered with something that is not a tool result: ${oneLine(text, 300)}`
