@@ -26,8 +26,9 @@ import { type Bench, row, wallMs } from "./Bench.ts"
  * detector that never refuses (the same bookkeeping). Shared with the HTTP
  * bench.
  */
-export const benchRoad = (root: string) =>
+export const benchRoad = (root: string, extra: Partial<Server.Options> = {}) =>
   Server.layer({
+    ...extra,
     root,
     stores: "memory",
     profile: "shared",

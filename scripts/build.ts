@@ -28,9 +28,9 @@ const agentese = join(root, "packages", "agentese")
  * one copy of Effect stays the only one), each imported only by the feature
  * that needs it. `@ugent/agentese` declares them itself (isomorphic-git a
  * dependency, redis an optional peer), so they resolve from the bundle under
- * any package manager's layout.
+ * any package manager's layout. The MCP SDK client is loaded only by a mount (`--mount`), and is a dependency.
  */
-const external = [/^node:/, /^redis$/, /^@redis\//, /^isomorphic-git(\/.*)?$/]
+const external = [/^node:/, /^redis$/, /^@redis\//, /^isomorphic-git(\/.*)?$/, /^@modelcontextprotocol\/sdk(\/.*)?$/]
 
 /** The package directory and name of a bundled module under node_modules, if it is one. */
 const packageOf = (id: string): { readonly dir: string; readonly name: string } | undefined => {

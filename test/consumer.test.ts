@@ -238,6 +238,22 @@ describe.skipIf(!reachable)(
       expect(outcome.result.content).toBe("1\talpha\n2\tbeta")
     })
 
+    it("the installed ugent mounts an MCP server with the SDK it depends on (the bundle leaves the SDK to the install)", async () => {
+      const everything = join(repository, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+      const sum = await run(
+        installed.bin,
+        [
+          ...["invoke", "world.mcp.every.get-sum", "--input", '{"a":2,"b":3}', "--root", work, "--json"],
+          ...["--mount", `every=${process.execPath} ${everything}`]
+        ],
+        work
+      )
+      expect(sum.code, sum.stderr).toBe(0)
+      const outcome = JSON.parse(sum.stdout) as { ok: boolean; result: { content: Array<{ text: string }> } }
+      expect(outcome.result.content[0]?.text).toBe("The sum of 2 and 3 is 5.")
+      expect(existsSync(join(project, "node_modules/@modelcontextprotocol/sdk/package.json"))).toBe(true)
+    })
+
     it("the installed ugent serves a family from the project's own module (built with the project's effect, run by the bundle)", async () => {
       writeFileSync(
         join(project, "greet.ts"),

@@ -19,10 +19,18 @@
  * Each step is published on the road's `Events` as `agent.step`, the end as
  * `agent.done`.
  *
+ * The calls of one response run in their order, except that consecutive
+ * calls that only read (files, the network, a mounted server's read-only
+ * tools; no approval to ask) run side by side: a write, a shell command or a
+ * change of the caller's own state waits for the calls before it and runs
+ * alone, so no write moves past a read. The results go back in the order
+ * asked.
+ *
  * @since 0.2.0
  */
 import { randomUUID } from "node:crypto"
-import { Observer, ToolError } from "@ugent/core"
+import { Family, Observer, Tool, ToolError } from "@ugent/core"
+import { Traced } from "@ugent/wrappers"
 import { Clock, Duration, Effect, Option, Schema } from "effect"
 import {
   type AiError,
@@ -39,6 +47,7 @@ import * as Parse from "./Parse.ts"
 import { toAiTool } from "./projections/Toolkit.ts"
 import * as SystemPrompt from "./Prompt.ts"
 import * as Recipe from "./Recipe.ts"
+import * as Route from "./road/Route.ts"
 
 // ---------------------------------------------------------------------------
 // Errors a model's call can meet before the road
@@ -598,11 +607,29 @@ export const run = (options: Options): Effect.Effect<Result, AiError.AiError, Se
         return yield* timed(path.value, road.invoke({ path: path.value, input, session: id }))
       })
 
+    /** Whether a call only reads (every step), with no person to ask: it may run beside the other reads. */
+    const readsOnly = (requested: Requested, recipe: Recipe.Recipe): boolean => {
+      if (requested.parseError !== undefined) return true
+      const paths =
+        requested.steps !== undefined
+          ? requested.steps.map((s) => s.path)
+          : Option.toArray(Catalog.pathOf(requested.name))
+      return paths.every((path) => {
+        const entry = road.registry.get(path)
+        // A name that is no path fails without running anything.
+        if (entry === undefined) return true
+        const decision = Recipe.decide(recipe, path, Catalog.baseLevel(entry))
+        const asks = decision._tag === "Allowed" && (decision.approval || decision.requiredTrust >= 2)
+        return Route.runsBeside(entry) && !asks
+      })
+    }
+
     const loop: Effect.Effect<
       Result,
       AiError.AiError,
       LanguageModel.LanguageModel | Observer.Observer | Recipe.CurrentRecipe
     > = Effect.gen(function* () {
+      const recipe = yield* Recipe.CurrentRecipe
       for (let index = 1; index <= maxSteps; index++) {
         const stepStarted = yield* Clock.currentTimeMillis
         const request = AiPrompt.concat(systemPrompt, conversation)
@@ -705,26 +732,47 @@ export const run = (options: Options): Effect.Effect<Result, AiError.AiError, Se
         }
 
         pending = notRun
-        const calls: Array<Call> = []
+        const done: Array<Call | undefined> = requested.map(() => undefined)
+        const settle = (i: number, call: Call) =>
+          Effect.sync(() => {
+            done[i] = call
+            pending = notRun.map((n, j) => done[j] ?? n)
+          })
+        // Reads side by side: each run of consecutive calls that only read runs at once; any other call waits for
+        // the calls before it and runs alone, in its place, so no write moves past a read or a read past a write.
+        let together: Array<number> = []
+        const runTogether = Effect.suspend(() => {
+          const batch = together
+          together = []
+          return Effect.forEach(batch, (i) => Effect.flatMap(runCall(requested[i]!), (c) => settle(i, c)), {
+            concurrency: "unbounded",
+            discard: true
+          })
+        })
         for (const [i, r] of requested.entries()) {
           if (options.maxCalls !== undefined && callsMade >= options.maxCalls) {
             const path = notRun[i]!.path ?? ""
-            calls.push({
+            yield* settle(i, {
               ...notRun[i]!,
               outcome: failure(path, new CallBudgetSpent({ path: path || r.name, max: options.maxCalls }))
             })
           } else if (i >= maxCalls) {
             const path = notRun[i]!.path ?? ""
-            calls.push({
+            yield* settle(i, {
               ...notRun[i]!,
               outcome: failure(path, new TooManyCalls({ path: path || r.name, max: maxCalls }))
             })
           } else {
             callsMade++
-            calls.push(yield* runCall(r))
+            if (readsOnly(r, recipe)) together.push(i)
+            else {
+              yield* runTogether
+              yield* settle(i, yield* runCall(r))
+            }
           }
-          pending = [...calls, ...notRun.slice(i + 1)]
         }
+        yield* runTogether
+        const calls = done as Array<Call>
         pending = []
         conversation = AiPrompt.concat(
           conversation,
@@ -762,3 +810,193 @@ export const run = (options: Options): Effect.Effect<Result, AiError.AiError, Se
     const lastAsked = pending.length > 0 ? pending : (steps.at(-1)?.calls ?? [])
     return yield* incomplete({ budget: "time", limit: timeoutMillis, used: now - started }, lastAsked)
   })
+
+// ---------------------------------------------------------------------------
+// Sub-agents
+// ---------------------------------------------------------------------------
+
+const Level = Schema.Literals([0, 1, 2, 3])
+
+/**
+ * What a sub-agent is given: a task, and what narrows its parent's reach: a
+ * level (default L0; asking for more than L0 needs that level), paths it may
+ * use within the parent's recipe (`allow`, `deny`), and a step budget.
+ *
+ * @category sub-agents
+ * @since 0.2.0
+ */
+export const SubAgentInput = Schema.Struct({
+  task: Schema.String.check(Schema.isMinLength(1)),
+  trust: Schema.optionalKey(Level),
+  allow: Schema.optionalKey(Schema.Array(Schema.String)),
+  deny: Schema.optionalKey(Schema.Array(Schema.String)),
+  maxSteps: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 20 })))
+}).annotate({ title: "SubAgentInput" })
+
+/**
+ * What a sub-agent answers: whether it finished, its answer (or what it
+ * lacked), the level it ran at, and its calls with their ids (each one's
+ * audit and trace records name the parent's call).
+ *
+ * @category sub-agents
+ * @since 0.2.0
+ */
+export const SubAgentOutput = Schema.Struct({
+  status: Schema.Literals(["complete", "incomplete"]),
+  text: Schema.String,
+  message: Schema.optionalKey(Schema.String),
+  caller: Schema.String,
+  trust: Level,
+  steps: Schema.Int,
+  calls: Schema.Array(
+    Schema.Struct({
+      path: Schema.optionalKey(Schema.String),
+      ok: Schema.Boolean,
+      callId: Schema.optionalKey(Schema.String),
+      /** The failure's tag, for a call that did not succeed (`PolicyDenied`, `TrustDenied`, …). */
+      error: Schema.optionalKey(Schema.String)
+    })
+  )
+})
+
+/**
+ * The model of a sub-agent failed (a provider error): its calls so far stand.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class SubAgentFailed extends Schema.TaggedError<SubAgentFailed>()("SubAgentFailed", {
+  reason: Schema.String
+}) {
+  static readonly kind: ToolError.Kind = "unavailable"
+  override get message(): string {
+    return `The sub-agent stopped: its model failed (${this.reason}). Do the task yourself, or try again later.`
+  }
+}
+
+/**
+ * Runs a sub-agent for the caller in context, on the road in context: a
+ * child caller (id `<parent>/sub-agent:<parent call>`) at the level asked
+ * (default L0), never above the parent's, under the parent's recipe narrowed by the
+ * input (`Recipe.narrow`: both must allow a path; a child may not start
+ * sub-agents of its own), in a session of its own. Its calls take the road
+ * like any other (so a projection's every check applies), and their records
+ * name the parent's call as their parent.
+ *
+ * @category sub-agents
+ * @since 0.2.0
+ */
+export const delegate = (
+  input: typeof SubAgentInput.Type
+): Effect.Effect<typeof SubAgentOutput.Type, SubAgentFailed, Services> =>
+  Effect.gen(function* () {
+    const parent = yield* Observer.Observer
+    const recipe = yield* Recipe.CurrentRecipe
+    const trace = yield* Traced.CurrentTrace
+    // L0 unless asked for more, and never above the parent's.
+    const trust = Math.min(input.trust ?? 0, parent.trust) as Observer.ObserverShape["trust"]
+    const child: Observer.ObserverShape = {
+      id: `${parent.id}/sub-agent:${Option.isSome(trace) ? trace.value.id : randomUUID()}`,
+      trust
+    }
+    const narrowed = Recipe.narrow(recipe, {
+      name: "sub-agent",
+      ...(input.allow === undefined ? {} : { allow: input.allow }),
+      deny: [...(input.deny ?? []), "self.tools.agent.*"]
+    })
+    const result = yield* run({ prompt: input.task, maxSteps: input.maxSteps ?? 6 }).pipe(
+      Effect.provideService(Observer.Observer, child),
+      Effect.provideService(Recipe.CurrentRecipe, narrowed),
+      Effect.mapError((e) => new SubAgentFailed({ reason: e.message }))
+    )
+    return {
+      status: result._tag === "Complete" ? ("complete" as const) : ("incomplete" as const),
+      text: result.text,
+      ...(result._tag === "Incomplete" ? { message: result.message } : {}),
+      caller: child.id,
+      trust,
+      steps: result.steps.length,
+      calls: result.steps.flatMap((s) =>
+        s.calls.map((c) => ({
+          ...(c.path === undefined ? {} : { path: c.path }),
+          ok: c.outcome?.ok === true,
+          ...(c.outcome === undefined || c.outcome.callId === "" ? {} : { callId: c.outcome.callId }),
+          ...(c.outcome === undefined || c.outcome.ok ? {} : { error: c.outcome.error._tag })
+        }))
+      )
+    }
+  })
+
+/**
+ * A sub-agent as a tool of the library: its level `L` is a capability its
+ * caller must hold (the compiler refuses to run a child at L2 where only L1
+ * is granted), and at run time the child runs at the lower of `L` and its
+ * caller's level, under its caller's recipe narrowed by `allow` and `deny`.
+ *
+ * @category sub-agents
+ * @since 0.2.0
+ */
+export const asTool = <const L extends 0 | 1 | 2 | 3>(options: {
+  readonly trust: L
+  readonly name?: string | undefined
+  readonly description?: string | undefined
+  readonly allow?: ReadonlyArray<string> | undefined
+  readonly deny?: ReadonlyArray<string> | undefined
+  readonly maxSteps?: number | undefined
+}) =>
+  Tool.make({
+    name: options.name ?? "agent.run",
+    description:
+      options.description ??
+      `Runs a sub-agent on a task at L${options.trust} at most, with a narrower set of tools, and returns its answer.`,
+    input: Schema.Struct({ task: Schema.String.check(Schema.isMinLength(1)) }),
+    output: SubAgentOutput,
+    failure: SubAgentFailed,
+    trust: options.trust,
+    effects: { callsNetwork: true, idempotent: false },
+    run: ({ task }) =>
+      delegate({
+        task,
+        trust: options.trust,
+        ...(options.allow === undefined ? {} : { allow: options.allow }),
+        ...(options.deny === undefined ? {} : { deny: options.deny }),
+        ...(options.maxSteps === undefined ? {} : { maxSteps: options.maxSteps })
+      })
+  })
+
+/**
+ * `self.tools.agent.run`: a sub-agent for the caller, on every projection
+ * (offered only when the server has a model). Its level is the level the
+ * child is asked to run at (default L0), so no caller makes a child above
+ * itself, and an L2 caller confirms an L2 child; each of the child's calls
+ * is gated again. It calls a model and may write, so plan mode refuses it
+ * and it never runs beside other reads (it is not idempotent).
+ *
+ * @category sub-agents
+ * @since 0.2.0
+ */
+export const family: Family.Family<never, never> = {
+  [Family.TypeId]: Family.TypeId,
+  name: "agent",
+  prefix: "self.tools",
+  build: Effect.map(Effect.serviceOption(LanguageModel.LanguageModel), (model) => {
+    if (Option.isNone(model)) return {}
+    const tool = Tool.make({
+      name: "agent.run",
+      description:
+        "Runs a sub-agent on a task and returns its answer: it uses your tools (or fewer: allow, deny) at L0 (read-only) unless you give it a level (trust, at most yours), within maxSteps model responses (default 6). Give it a self-contained task.",
+      input: SubAgentInput,
+      output: SubAgentOutput,
+      failure: SubAgentFailed,
+      effects: { callsNetwork: true, idempotent: false },
+      run: (input) => Effect.provideService(delegate(input), LanguageModel.LanguageModel, model.value)
+    })
+    // The road, the caller and its recipe come from the call's context (the road gives every tool its caller's).
+    return {
+      "agent.run": {
+        tool: tool as unknown as Family.Closed,
+        level: { min: 0, of: (input: unknown) => (input as typeof SubAgentInput.Type).trust ?? 0 }
+      }
+    }
+  })
+}

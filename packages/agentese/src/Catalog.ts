@@ -92,6 +92,7 @@ export const offerOf = (registry: RegistryShape, entry: Entry, recipe: Recipe.Re
       effects: d.effects,
       annotations: d.annotations,
       input: d.input,
+      ...(d.mount === undefined ? {} : { mount: d.mount }),
       requiredTrust: decision._tag === "Allowed" ? decision.requiredTrust : baseLevel(entry),
       requiresApproval: decision._tag === "Allowed" && decision.approval
     },

@@ -17,6 +17,7 @@
  * | `self.tools.clarify` | self | L0 |
  * | `self.tools.checkpoint.list` / `restore` | checkpoint (when the workspace keeps checkpoints) | L0 / L1 (L2 outside the writable globs) |
  * | `world.tools.model.summarize` / `extract` | model (only with a model: `Server.Options.model`) | L0 (calls the network) |
+ * | `self.tools.agent.run` | agent (only with a model) | L0 (a sub-agent at most at its caller's level) |
  *
  * A family from outside the packages is a module whose default export is a
  * `Family`: {@link load} imports it (`ugent --family <module>`, a recipe's
@@ -33,6 +34,7 @@ import { MemoryStore, Sandboxed, Summarized } from "@ugent/wrappers"
 import { Cause, Effect, Layer, Schema } from "effect"
 // Node's own algorithm for resolving a bare specifier from a directory (import.meta.resolve takes no parent unflagged).
 import { resolve as resolveImport } from "import-meta-resolve"
+import * as Agent from "./Agent.ts"
 import * as ModelTool from "./ModelTool.ts"
 import * as Self from "./self/Self.ts"
 
@@ -95,8 +97,9 @@ export interface Configuration {
 /**
  * Every family a server serves by default: the built-in ones, the web
  * (`web.search` only when a search provider is configured), the sandboxed
- * shell (`system.*`, only where a sandbox can be made) and the model steps
- * (`model.*`, only when the server has a model).
+ * shell (`system.*`, only where a sandbox can be made), the model steps
+ * (`model.*`) and sub-agents (`self.tools.agent.run`), these two only when
+ * the server has a model.
  *
  * @category families
  * @since 0.2.0
@@ -115,7 +118,8 @@ export const standard = (configuration: Configuration = {}) =>
       // The text policy is a fast, friendly first refusal; the sandbox is the boundary.
       textPolicy: Sandboxed.textPolicy({ allow: "all" })
     }),
-    ModelTool.family
+    ModelTool.family,
+    Agent.family
   ] as const
 
 /**

@@ -160,7 +160,11 @@ export type Services = Invoker | Observer.Observer | Recipe.CurrentRecipe
  */
 export interface InvokerShape {
   readonly invoke: (request: Request) => Effect.Effect<Outcome, never, Observer.Observer | Recipe.CurrentRecipe>
-  /** Parses a model response and invokes every call in it, up to the recipe's `maxCallsPerResponse`. */
+  /**
+   * Parses a model response and invokes every call in it, up to the recipe's
+   * `maxCallsPerResponse`, in order; consecutive calls that only read run side
+   * by side (`Route.runsBeside`), the outcomes in the reply's order.
+   */
   readonly invokeText: (
     text: string,
     options?: { readonly session?: string | undefined }
@@ -266,8 +270,9 @@ export const layer = (
         root: options.root,
         onStoreError: Context.get(services as Context.Context<never>, OnStoreError)
       })
-      // What the tools may read besides their capabilities: the road's services and working memory's names.
-      const base = Context.add(services, Summarized.MemoryTools, memoryTools) as Context.Context<never>
+      // What the tools may read besides their capabilities: the road's services, working memory's names, and (once
+      // made, below) the road itself, for a tool that acts for its caller (a sub-agent).
+      let base = Context.add(services, Summarized.MemoryTools, memoryTools) as Context.Context<never>
 
       const targets = new Map(registry.entries.map((entry) => [entry.path, Route.target(registry, entry)] as const))
 
@@ -403,6 +408,15 @@ export const layer = (
           )
         })
 
+      /** Whether every step only reads, with no person to ask: such calls may run side by side. */
+      const readsOnly = (steps: ReadonlyArray<Parse.Step>, recipe: Recipe.Recipe): boolean =>
+        steps.every((step) => {
+          const target = targets.get(step.path)
+          if (target === undefined) return true
+          const decision = Recipe.decide(recipe, step.path, Catalog.baseLevel(target.entry))
+          return target.readOnly && !(decision._tag === "Allowed" && (decision.approval || decision.requiredTrust >= 2))
+        })
+
       const invokeText = (
         text: string,
         options?: { readonly session?: string | undefined }
@@ -413,15 +427,31 @@ export const layer = (
           const parsed = Parse.response(text)
           const outcomes: Array<Outcome> = parsed.errors.map((e) => failureOf("", Traced.makeCallId(), e))
           const max = recipe.maxCallsPerResponse ?? Number.POSITIVE_INFINITY
+          const first = outcomes.length
           let used = 0
-          for (const invocation of parsed.invocations) {
+          // Consecutive calls that only read run side by side; any other waits for those before it and runs alone.
+          let together: Array<readonly [number, Parse.Invocation]> = []
+          const runTogether = Effect.suspend(() => {
+            const batch = together
+            together = []
+            return Effect.forEach(
+              batch,
+              ([i, invocation]) =>
+                Effect.map(invoke({ steps: invocation.steps, input: {}, session: options?.session }), (o) => {
+                  outcomes[i] = o
+                }),
+              { concurrency: "unbounded", discard: true }
+            )
+          })
+          for (const [n, invocation] of parsed.invocations.entries()) {
+            const i = first + n
             used += invocation.steps.length
             if (used > max) {
               const path = invocation.steps[0]?.path ?? ""
               const entry = registry.get(path)
               const refusal = new TooManyCalls({ path, max })
               // A known path's refusal is recorded like any other; an unknown one is only reported.
-              outcomes.push(
+              outcomes[i] =
                 entry === undefined
                   ? failureOf(path, Traced.makeCallId(), refusal)
                   : yield* call(
@@ -431,15 +461,19 @@ export const layer = (
                       { recipe, session: options?.session ?? observer.session, from: undefined, refusal },
                       undefined
                     )
-              )
               continue
             }
-            outcomes.push(yield* invoke({ steps: invocation.steps, input: {}, session: options?.session }))
+            if (readsOnly(invocation.steps, recipe)) together.push([i, invocation])
+            else {
+              yield* runTogether
+              outcomes[i] = yield* invoke({ steps: invocation.steps, input: {}, session: options?.session })
+            }
           }
+          yield* runTogether
           return outcomes
         })
 
-      return Invoker.of({
+      const self = Invoker.of({
         registry,
         invoke,
         invokeText,
@@ -458,6 +492,9 @@ export const layer = (
         settings: Effect.map(Recipe.CurrentRecipe, settingsOf),
         endSession: sessions.end
       })
+      // Callers are made on their first call, after this: their tools' context holds the road.
+      base = Context.add(base, Invoker, self) as Context.Context<never>
+      return self
     })
   )
 

@@ -12,6 +12,7 @@
 import type { ToolError } from "@ugent/core"
 import { readFile } from "node:fs/promises"
 import { Context, Effect, Layer, Schema } from "effect"
+import { RecipeMounts } from "./Mounts.ts"
 import { matches } from "./Path.ts"
 
 const Level = Schema.Literals([0, 1, 2, 3])
@@ -121,14 +122,35 @@ export const RecipeSchema = Schema.Struct({
    * built-in ones: files (`"./families/notes.ts"`) relative to the recipe's
    * directory, or packages resolved from there as Node's `import` would.
    */
-  families: Schema.optionalKey(Schema.Array(Schema.String.check(Schema.isMinLength(1))))
+  families: Schema.optionalKey(Schema.Array(Schema.String.check(Schema.isMinLength(1)))),
+  /**
+   * MCP servers whose tools are served at `world.mcp.<name>.<tool>`, by
+   * name: `{"command": "npx", "args": [...], "env": {...}, "cwd": "."}` (a
+   * relative `cwd` from the recipe's directory) or `{"url": "https://…",
+   * "headers": {...}}` (see `Mounts`).
+   */
+  mounts: Schema.optionalKey(RecipeMounts)
 }).annotate({ title: "Recipe", description: "The policy of a room: what a caller may see and call." })
 
 /**
+ * A recipe: the JSON fields of {@link RecipeSchema}, and, for a recipe made
+ * with {@link narrow}, the recipe it lies within.
+ *
  * @category models
  * @since 0.1.0
  */
-export type Recipe = typeof RecipeSchema.Type
+export interface Recipe extends RecipeJson {
+  /** A recipe this one lies within: a path is allowed only if both allow it (see {@link narrow}). */
+  readonly within?: Recipe | undefined
+}
+
+/**
+ * What a recipe file holds.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type RecipeJson = typeof RecipeSchema.Type
 
 /**
  * The recipe that allows every path (still subject to trust).
@@ -241,6 +263,19 @@ export type Decision =
  * @since 0.1.0
  */
 export const decide = (recipe: Recipe, path: string, toolTrust: 0 | 1 | 2 | 3): Decision => {
+  const own = decideOwn(recipe, path, toolTrust)
+  if (recipe.within === undefined || own._tag === "Denied") return own
+  // Within another recipe: both must allow, at the higher level, asking for approval if either does.
+  const outer = decide(recipe.within, path, toolTrust)
+  if (outer._tag === "Denied") return { _tag: "Denied", reason: `the recipe it lies within: ${outer.reason}` }
+  return {
+    _tag: "Allowed",
+    requiredTrust: outer.requiredTrust > own.requiredTrust ? outer.requiredTrust : own.requiredTrust,
+    approval: own.approval || outer.approval
+  }
+}
+
+const decideOwn = (recipe: Recipe, path: string, toolTrust: 0 | 1 | 2 | 3): Decision => {
   const deny = (recipe.deny ?? []).find((p) => matches(p, path))
   if (deny !== undefined) return { _tag: "Denied", reason: `the recipe denies ${deny}` }
   const allow = recipe.allow ?? ["*"]
@@ -272,3 +307,41 @@ export const limitsFor = (
   caller: recipe.rateLimits,
   tool: Object.entries(recipe.toolRateLimits ?? {}).find(([p]) => matches(p, path))?.[1]
 })
+
+/**
+ * A recipe within another: the child may narrow what the parent allows (its
+ * own `allow`, `deny`, `requireApproval`, `minTrust`, fewer calls per
+ * response) and never widen it, since {@link decide} asks both; limits and
+ * other settings are the parent's. What a sub-agent runs under.
+ *
+ * **Example** (A child cannot allow what its parent denies)
+ * ```ts
+ * import { Recipe } from "@ugent/agentese"
+ * const parent = { allow: ["world.tools.*"], deny: ["world.tools.file.write"] }
+ * const child = Recipe.narrow(parent, { allow: ["*"], deny: ["world.tools.git.*"] })
+ * console.log(["world.tools.file.read", "world.tools.file.write", "world.tools.git.log", "self.tools.task.list"].map((p) => Recipe.decide(child, p, 0)._tag))
+ * // => [ 'Allowed', 'Denied', 'Denied', 'Denied' ]
+ * ```
+ *
+ * @category policy
+ * @since 0.2.0
+ */
+export const narrow = (
+  parent: Recipe,
+  child: Pick<RecipeJson, "name" | "allow" | "deny" | "requireApproval" | "minTrust" | "maxCallsPerResponse">
+): Recipe => {
+  const max =
+    child.maxCallsPerResponse === undefined
+      ? parent.maxCallsPerResponse
+      : Math.min(child.maxCallsPerResponse, parent.maxCallsPerResponse ?? child.maxCallsPerResponse)
+  return {
+    ...parent,
+    name: child.name ?? `${parent.name ?? "recipe"} (narrowed)`,
+    allow: child.allow ?? ["*"],
+    deny: child.deny ?? [],
+    requireApproval: child.requireApproval ?? [],
+    minTrust: child.minTrust ?? {},
+    ...(max === undefined ? {} : { maxCallsPerResponse: max }),
+    within: parent
+  }
+}

@@ -29,6 +29,8 @@ export interface Entry {
   readonly level?: Family.Level | undefined
   /** The time limit the tool sets itself for an input, if any. */
   readonly timeout?: ((input: unknown) => number | undefined) | undefined
+  /** For a tool of a mounted server: its name, schema and hints there (see `Family.Foreign`). */
+  readonly foreign?: Family.Foreign | undefined
 }
 
 /**
@@ -109,6 +111,8 @@ export interface Description {
   readonly input: JsonSchema.JsonSchema
   readonly output: JsonSchema.JsonSchema
   readonly failure: JsonSchema.JsonSchema
+  /** For a tool of a mounted MCP server: the mount's name and the tool's own name there. */
+  readonly mount?: { readonly server: string; readonly tool: string } | undefined
 }
 
 /**
@@ -135,14 +139,27 @@ export class Registry extends Context.Service<Registry, RegistryShape>()("ugent/
 
 /**
  * The annotations a tool's trust and effects imply: read-only for L0 tools
- * that change nothing; a write is destructive; local tools are not open-world.
+ * that change nothing (and so may be called again); a write is destructive;
+ * local tools are not open-world.
+ * A mounted tool's are its own server's hints.
  *
  * @category describing
  * @since 0.1.0
  */
 export const annotationsOf = (entry: Entry): Annotations => {
+  const foreign = entry.foreign
+  if (foreign !== undefined) {
+    return {
+      readOnly: foreign.readOnly,
+      destructive: !foreign.readOnly && foreign.destructive,
+      idempotent: foreign.idempotent,
+      openWorld: foreign.openWorld
+    }
+  }
   const { effects, trust } = entry.tool
-  const readOnly = trust === 0 && !effects.writesFs && !effects.callsShell && !effects.irreversible
+  // A tool that changes nothing can be called again to the same effect: one that says it cannot (a sub-agent) is no read.
+  const readOnly =
+    trust === 0 && !effects.writesFs && !effects.callsShell && !effects.irreversible && effects.idempotent
   return {
     readOnly,
     destructive: !readOnly && (effects.writesFs || effects.callsShell || effects.irreversible),
@@ -221,7 +238,9 @@ export const make = (all: ReadonlyArray<Entry>): RegistryShape => {
         toolTrust: entry.tool.trust,
         effects: { ...entry.tool.effects },
         annotations: annotationsOf(entry),
-        input: Boundary.jsonSchema(entry.tool.input, { onExcessProperty: "error" })
+        // A mounted tool is listed with its own server's schema, unchanged: that server validates its input.
+        input: entry.foreign?.inputSchema ?? Boundary.jsonSchema(entry.tool.input, { onExcessProperty: "error" }),
+        ...(entry.foreign === undefined ? {} : { mount: { server: entry.foreign.server, tool: entry.foreign.name } })
       },
       { output: () => Boundary.jsonSchema(entry.tool.output), failure: () => Boundary.jsonSchema(entry.tool.failure) }
     )
@@ -269,7 +288,8 @@ export const entriesOf = (
       tool: member.tool,
       present: member.present,
       level: member.level,
-      timeout: member.timeout
+      timeout: member.timeout,
+      foreign: member.foreign
     }))
   )
 

@@ -32,6 +32,7 @@ import * as Families from "./Families.ts"
 import * as Human from "./Human.ts"
 import * as Invoke from "./Invoke.ts"
 import * as Loop from "./Loop.ts"
+import * as Mounts from "./Mounts.ts"
 import type * as Profile from "./Profile.ts"
 import * as Recipe from "./Recipe.ts"
 import * as Modes from "./self/Modes.ts"
@@ -67,6 +68,15 @@ export interface Options {
    * taken twice stops the server at start (`Registry.FamilyConflict`).
    */
   readonly extraFamilies?: ReadonlyArray<Family.Family<HostServices, unknown>> | undefined
+  /**
+   * MCP servers whose tools are served at `world.mcp.<name>.<tool>`, after
+   * every family, through the same road (see `Mounts`). Default: the
+   * recipe's `mounts` (working directories as given, or the current one).
+   * A server that does not start stops this one at start (`Mounts.MountError`).
+   */
+  readonly mounts?: ReadonlyArray<Mounts.Mount> | undefined
+  /** How mounted servers are served: the largest answer read, how long one may take to start. */
+  readonly mountOptions?: Mounts.Options | undefined
   /**
    * A model for the tools that call one (`world.tools.model.summarize`,
    * `world.tools.model.extract`): a `LanguageModel` layer such as
@@ -212,6 +222,14 @@ const keyLayer = (options: Options): Layer.Layer<never, State.StateError> => {
   return ReadProof.layerKey(options.proofKey)
 }
 
+/** The mounts a server serves: its options', else its recipe's; a list that is not well-formed stops it. */
+const mountsOf = (options: Options): ReadonlyArray<Mounts.Mount> => {
+  const mounts = options.mounts ?? Mounts.fromRecipe(options.recipe?.mounts, process.cwd())
+  const problem = Mounts.isMountError(mounts) ? mounts : Mounts.checkAll(mounts)
+  if (problem !== undefined) throw new Error(`Server.layer: ${problem.message}`)
+  return mounts as ReadonlyArray<Mounts.Mount>
+}
+
 /**
  * The road's overrides from a server's options.
  *
@@ -282,7 +300,8 @@ export const layer = (options: Options) => {
         unsandboxed: options.unsandboxed,
         sandboxUser: options.sandboxUser
       })),
-    ...(options.extraFamilies ?? [])
+    ...(options.extraFamilies ?? []),
+    ...mountsOf(options).map((mount) => Mounts.family(mount, options.mountOptions))
   ]
   // One modes service, read by the road (plan mode refuses writes) and set by self.tools.mode.*.
   const modes = Modes.layerMemory

@@ -25,6 +25,8 @@ export * as Invoke from "./Invoke.ts"
 /** @since 0.2.0 */
 export * as Loop from "./Loop.ts"
 /** @since 0.2.0 */
+export * as Mounts from "./Mounts.ts"
+/** @since 0.2.0 */
 export * as Modes from "./self/Modes.ts"
 /** @since 0.2.0 */
 export * as ModelTool from "./ModelTool.ts"
@@ -34,6 +36,8 @@ export * as Parse from "./Parse.ts"
 export * as Path from "./Path.ts"
 /** @since 0.2.0 */
 export * as Profile from "./Profile.ts"
+/** @since 0.2.0 */
+export * as Progress from "./Progress.ts"
 /** @since 0.2.0 */
 export * as Prompt from "./Prompt.ts"
 /** @since 0.1.0 */

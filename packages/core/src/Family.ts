@@ -67,6 +67,28 @@ export interface Level {
 }
 
 /**
+ * What a tool served from another server (an MCP server mounted by a host)
+ * declares of itself: its name there, its input JSON Schema (listed as it
+ * is: the tool's own input schema only accepts JSON, and the other server
+ * validates), and its hints. A read-only one is a read: plan mode lets it
+ * run, and it may run beside other reads.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Foreign {
+  /** The server it comes from, as the host names it (`fs` of `--mount fs=…`). */
+  readonly server: string
+  /** The tool's own name on that server (`read_file`). */
+  readonly name: string
+  readonly inputSchema: Readonly<Record<string, unknown>>
+  readonly readOnly: boolean
+  readonly destructive: boolean
+  readonly idempotent: boolean
+  readonly openWorld: boolean
+}
+
+/**
  * A built tool of a family, with how its results are told and, if it
  * depends on the input, its level.
  *
@@ -83,6 +105,8 @@ export interface Member {
    * milliseconds, so a host's shorter limit does not cut it first.
    */
   readonly timeout?: ((input: unknown) => number | undefined) | undefined
+  /** For a tool of another server: what it declares of itself (see {@link Foreign}). */
+  readonly foreign?: Foreign | undefined
 }
 
 /**

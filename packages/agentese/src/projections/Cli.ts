@@ -47,6 +47,7 @@ import * as Human from "../Human.ts"
 import type * as Invoke from "../Invoke.ts"
 import { Invoker } from "../Invoke.ts"
 import * as Profile from "../Profile.ts"
+import * as Mounts from "../Mounts.ts"
 import * as Model from "../providers/Model.ts"
 import * as Recipe from "../Recipe.ts"
 import * as Registry from "../Registry.ts"
@@ -141,6 +142,12 @@ const common = {
   family: Flag.String("family").pipe(
     Flag.withDescription(
       "A module whose default export is a tool family (Family.make of @ugent/core), served after the built-in ones: a file (./family.ts, from the current directory) or a package; repeatable"
+    ),
+    Flag.atLeast(0)
+  ),
+  mount: Flag.String("mount").pipe(
+    Flag.withDescription(
+      "An MCP server whose tools are served at world.mcp.<name>.<tool>, through the same road: <name>=<command and arguments> (started over stdio, without a shell) or <name>=<https URL> (streamable HTTP); repeatable"
     ),
     Flag.atLeast(0)
   ),
@@ -262,6 +269,7 @@ type Common = {
   readonly trust: string
   readonly recipe: Option.Option<string>
   readonly family: ReadonlyArray<string>
+  readonly mount: ReadonlyArray<string>
   readonly stores: Option.Option<string>
   readonly tracePayloads: "head" | "full"
   readonly traceRetention: Option.Option<string>
@@ -399,6 +407,25 @@ const loopFlag = (value: Option.Option<string>) =>
         onSome: (loop) => Effect.succeed(loop)
       })
 
+/** The recipe's mounts (a relative cwd from the recipe's directory), then the flags'; each well-formed, each name once. */
+const mountsOf = (flags: Common, recipe: Recipe.Recipe | undefined) =>
+  Effect.gen(function* () {
+    const fromRecipe = Mounts.fromRecipe(
+      recipe?.mounts,
+      Option.isSome(flags.recipe) ? dirname(resolve(flags.recipe.value)) : process.cwd()
+    )
+    if (Mounts.isMountError(fromRecipe)) return yield* new UsageError({ problem: fromRecipe.message })
+    const mounts = [...fromRecipe]
+    for (const flag of flags.mount) {
+      const mount = Mounts.parse(flag)
+      if (Mounts.isMountError(mount)) return yield* new UsageError({ problem: `--mount: ${mount.message}` })
+      mounts.push(mount)
+    }
+    const problem = Mounts.checkAll(mounts)
+    if (problem !== undefined) return yield* new UsageError({ problem: problem.message })
+    return mounts
+  })
+
 /**
  * Reads the flags into a server's options. Commands that call tools use the
  * workspace's proof key (so proofs printed by one `ugent` process are
@@ -445,6 +472,7 @@ export const setupOf = (
       Effect.map((loaded) => loaded.flat()),
       Effect.mapError((e) => new UsageError({ problem: e.message }))
     )
+    const mounts = yield* mountsOf(flags, recipe)
     const stores = yield* storesOf(flags.stores, defaults.stores)
     const retention = yield* retentionFlag(flags.traceRetention)
     if (stores === "sqlite" && defaults.prepare !== false) {
@@ -466,6 +494,7 @@ export const setupOf = (
       trust,
       recipe,
       extraFamilies,
+      mounts,
       stores,
       traces: { payloads: flags.tracePayloads, retention },
       audit: { sync: flags.auditSync },
@@ -575,6 +604,7 @@ const startupProblem = (e: unknown, options?: Server.Options): UsageError => {
   if (e instanceof UsageError) return e
   // The families' own errors say what is wrong and what to do.
   if (e instanceof Families.FamilyError) return new UsageError({ problem: e.message })
+  if (e instanceof Mounts.MountError) return new UsageError({ problem: e.message })
   if (e instanceof Registry.FamilyConflict) return new UsageError({ problem: e.message + originsOf(e, options) })
   const own = ToolError.messageOf(e)
   // Some platform errors have no message of their own (only a type id); their cause says what happened.

@@ -11,7 +11,7 @@
 import { Observer, Trust } from "@ugent/core"
 import { Context } from "effect"
 import type * as Profile from "../Profile.ts"
-import type * as Recipe from "../Recipe.ts"
+import * as Recipe from "../Recipe.ts"
 import * as Sessions from "../Sessions.ts"
 
 /**
@@ -62,10 +62,11 @@ export const make = (options: {
         const runner = level === observer.trust ? observer : { ...observer, trust: level }
         made = Context.merge(
           options.base,
+          // The caller and its recipe: a tool that acts for it (a sub-agent) narrows them, never widens them.
           Context.add(
-            Context.add(Trust.runContext(runner), Sessions.Current, session),
-            Observer.Observer,
-            observer
+            Context.add(Context.add(Trust.runContext(runner), Sessions.Current, session), Observer.Observer, observer),
+            Recipe.CurrentRecipe,
+            options.recipe
           ) as Context.Context<never>
         )
         contexts[level] = made

@@ -36,6 +36,7 @@ import type { CircuitBreaker as Breaker, RateLimiter } from "effect/persistence"
 import * as Budget from "../Budget.ts"
 import type * as Events from "../Events.ts"
 import * as Loop from "../Loop.ts"
+import * as Progress from "../Progress.ts"
 import * as Render from "../Render.ts"
 import type * as Modes from "../self/Modes.ts"
 import type * as Sessions from "../Sessions.ts"
@@ -329,7 +330,8 @@ export const make = (services: Services): Road => {
     raw: unknown,
     options: CallOptions,
     trace: TraceContext,
-    onStoreError: OnStoreErrorPolicy
+    onStoreError: OnStoreErrorPolicy,
+    progress: Progress.Reporter
   ): Effect.Effect<Stage, unknown> =>
     Effect.gen(function* () {
       if (options.refusal !== undefined) return yield* Effect.fail(options.refusal)
@@ -364,11 +366,15 @@ export const make = (services: Services): Road => {
         orElse: () => Effect.fail(new TimedOut({ tool: route.path, timeoutMillis, retryable: true }))
       })
       if (ready.guard !== undefined) run = ready.guard(services.breakers, run, onStoreError)
+      const traced = Context.add(caller.runContext(admitted.runAt), Traced.CurrentTrace, Option.some(trace))
       // The call's id and path go with the checkpoint of each file it changes.
-      const context = Context.add(caller.runContext(admitted.runAt), Traced.CurrentTrace, Option.some(trace))
+      const context = route.progress
+        ? Context.add(traced, Checkpoints.CurrentCall, { id: trace.id, tool: route.path })
+        : traced
+      // The caller's progress reporter, when one listens, reaches the tool (a mounted server's notifications).
       const output = yield* Effect.provideContext(
         run,
-        route.progress ? Context.add(context, Checkpoints.CurrentCall, { id: trace.id, tool: route.path }) : context
+        progress === Progress.none ? context : Context.add(context, Progress.Current, progress)
       )
       if (route.progress) yield* loops.progress
       if (loopKey !== undefined) yield* loops.record(loopKey, Loop.fingerprint(output), route.loop!)
@@ -440,7 +446,8 @@ export const make = (services: Services): Road => {
           kept,
           memory: services.memory,
           present,
-          owner: caller.observer.id
+          owner: caller.observer.id,
+          source: MemoryStore.sourceOf(output)
         })
         if (over !== undefined) {
           return { value: over, text: JSON.stringify(over), modelText: Render.overBudget(over, audience) }
@@ -485,9 +492,15 @@ export const make = (services: Services): Road => {
         Exit.isFailure(begun)
           ? Effect.succeed(begun as Exit.Exit<never, unknown>)
           : Effect.exit(
-              stages(route, caller, raw, options, trace, services.onStoreError).pipe(
-                Effect.provideService(Traced.Alternatives, [])
-              )
+              stages(
+                route,
+                caller,
+                raw,
+                options,
+                trace,
+                services.onStoreError,
+                Context.get(context, Progress.Current)
+              ).pipe(Effect.provideService(Traced.Alternatives, []))
             )
       )
       const attributes = Journal.spanAttributes(record, route.entry.tool, 0)

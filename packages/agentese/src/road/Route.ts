@@ -33,7 +33,7 @@ export interface Target {
   /** Whether its audit entry before the call is stored before it runs (it has side effects). */
   readonly sideEffects: boolean
   readonly refusedInPlanMode: boolean
-  /** Whether its tool is read-only (it may run beside other read-only calls). */
+  /** Whether its calls may run beside other such calls (see {@link runsBeside}). */
   readonly readOnly: boolean
 }
 
@@ -73,14 +73,29 @@ export const target = (registry: RegistryShape, entry: Entry): Target => {
   return {
     path: entry.path,
     entry,
-    takesProof: input.properties?.proof !== undefined,
+    // A mounted tool never gets the session's proof: its server sees only what the caller sent.
+    takesProof: entry.foreign === undefined && input.properties?.proof !== undefined,
     previews: effects.writesFs && input.properties?.dryRun !== undefined,
     progress: effects.writesFs || effects.callsShell,
     sideEffects: effects.writesFs || effects.callsShell || effects.callsNetwork || effects.irreversible,
-    refusedInPlanMode: Modes.refusedInPlanMode(entry.tool),
-    readOnly: annotationsOf(entry).readOnly
+    // A mounted tool calls another server: plan mode lets it run only when that server marks it read-only.
+    refusedInPlanMode: entry.foreign !== undefined ? !entry.foreign.readOnly : Modes.refusedInPlanMode(entry.tool),
+    readOnly: runsBeside(entry)
   }
 }
+
+/**
+ * Whether a path's calls may run beside other such calls, in any order: it
+ * changes nothing (read-only) and reads the world (files, the network,
+ * another server's read-only tool), so two of them give the same results
+ * in either order on an unchanged workspace. Tools that change only the
+ * caller's own state (its tasks, its mode) or ask its person run in order.
+ *
+ * @category predicates
+ * @since 0.2.0
+ */
+export const runsBeside = (entry: Entry): boolean =>
+  annotationsOf(entry).readOnly && (entry.tool.effects.readsFs || entry.tool.effects.callsNetwork)
 
 /**
  * A path as a recipe and its settings serve it.

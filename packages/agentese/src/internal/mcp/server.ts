@@ -25,6 +25,7 @@ import { Cause, Clock, type Context, Deferred, Effect, Exit, Fiber, FiberSet, Op
 import * as Budget from "../../Budget.ts"
 import * as Catalog from "../../Catalog.ts"
 import * as Human from "../../Human.ts"
+import * as Progress from "../../Progress.ts"
 import type * as Invoke from "../../Invoke.ts"
 import { Invoker } from "../../Invoke.ts"
 import * as Render from "../../Render.ts"
@@ -83,7 +84,11 @@ export const toMcpTool = (
   name: string,
   outputSchema: boolean
 ): McpTool => {
-  const output = outputSchema ? (Catalog.servedOutput(description.output) as { readonly type?: unknown }) : {}
+  // A mounted tool's results are its server's content, not our output schema's shape: none is declared.
+  const output =
+    outputSchema && description.mount === undefined
+      ? (Catalog.servedOutput(description.output) as { readonly type?: unknown })
+      : {}
   const level = Catalog.levelOf(description)
   return {
     name,
@@ -217,6 +222,32 @@ export const clientCallIdOf = (meta: unknown): string | undefined => {
   return undefined
 }
 
+/**
+ * The reply line of a mounted tool's call: its server's content parts (text,
+ * images, resource links) and structured content as they came; anything else
+ * (a failure, a result kept in working memory) as every call's.
+ */
+export const mountedReply = (
+  id: Id,
+  outcome: Invoke.Outcome,
+  withStructure: boolean,
+  audience: Render.Audience = defaultAudience,
+  revisionHasStructure = true
+): string => {
+  const result = outcome.ok ? outcome.result : undefined
+  if (!isRecord(result) || !Array.isArray(result.content)) {
+    return callReply(id, outcome, withStructure, audience, revisionHasStructure)
+  }
+  return resultLine(id, {
+    content: result.content,
+    ...(withStructure && revisionHasStructure && isRecord(result.structuredContent)
+      ? { structuredContent: result.structuredContent }
+      : {}),
+    isError: false,
+    _meta: { [MetaKeys.path]: outcome.path, [MetaKeys.callId]: outcome.callId }
+  })
+}
+
 /** How the server presents itself. */
 export interface Info {
   readonly name: string
@@ -232,8 +263,9 @@ const quietMillis = 1000
 
 /**
  * Notifications of a running call to a client that follows it: that it
- * started, then every `everyMillis` how long it has run, until it ends.
- * `progress` counts seconds and grows with each notification, as MCP asks.
+ * started, then every `everyMillis` how long it has run, until it ends or the
+ * tool reports its own progress (a mounted server's), which is passed on
+ * from then. `progress` grows with each notification, as MCP asks.
  */
 const withProgress = <A, E, R>(
   call: Effect.Effect<A, E, R>,
@@ -248,18 +280,22 @@ const withProgress = <A, E, R>(
   Effect.gen(function* () {
     const started = yield* Clock.currentTimeMillis
     let last = -1
+    const send = (report: Progress.Report) => {
+      // A value not above the last one sent is raised just above it (and then says no total).
+      const raised = report.progress > last ? report : { message: report.message, progress: last + 0.1 }
+      last = Math.round(raised.progress * 10) / 10
+      return options.notify(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          method: "notifications/progress",
+          params: { progressToken: options.token, ...raised, progress: raised.progress }
+        })
+      )
+    }
     const tell = (message: (seconds: number) => string) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
         const seconds = Math.round((now - started) / 100) / 10
-        const progress = Math.max(seconds, Math.round((last + 0.1) * 10) / 10)
-        last = progress
-        return options.notify(
-          JSON.stringify({
-            jsonrpc: "2.0",
-            method: "notifications/progress",
-            params: { progressToken: options.token, progress, message: message(seconds) }
-          })
-        )
+        return send({ progress: seconds, message: message(seconds) })
       })
     const first = tell((s) => (s < 0.1 ? `${options.name} started` : `${options.name} started ${s} s ago`))
     const beats = Effect.andThen(
@@ -273,7 +309,9 @@ const withProgress = <A, E, R>(
       )
     )
     const fiber = yield* Effect.forkChild(beats, { startImmediately: true })
-    return yield* Effect.ensuring(call, Fiber.interrupt(fiber))
+    // The tool's own reports replace the beats.
+    const reporter: Progress.Reporter = (report) => Effect.andThen(Fiber.interrupt(fiber), send(report))
+    return yield* Effect.ensuring(Effect.provideService(call, Progress.Current, reporter), Fiber.interrupt(fiber))
   })
 
 /** One client's connection. */
@@ -329,6 +367,7 @@ interface Ready {
       readonly name: string
       readonly unwrap: (args: unknown) => unknown
       readonly long: boolean
+      readonly mounted: boolean
     }
   >
   readonly tools: ReadonlyArray<McpTool>
@@ -345,7 +384,8 @@ const readyOf = (captured: Context.Context<never>, outputSchemas: boolean): Effe
           path: offer.path,
           name: Catalog.toolName(offer.path),
           unwrap: Catalog.inputShape(offer.input).unwrap,
-          long: offer.effects.callsShell === true || offer.effects.callsNetwork === true
+          long: offer.effects.callsShell === true || offer.effects.callsNetwork === true,
+          mounted: offer.mount !== undefined
         }
         byName.set(target.name, target)
         byName.set(offer.path, target)
@@ -471,6 +511,7 @@ export const connect = (options: {
         audience: reader,
         clientCallId: clientCallIdOf(params._meta)
       }
+      // A client that gives a progress token hears the call's progress (a mounted server's, passed on).
       const meta = isRecord(params._meta) ? params._meta : {}
       const token = meta.progressToken
       const invoked = within(r.captured)(r.road.invoke(invocation)).pipe(
@@ -487,7 +528,13 @@ export const connect = (options: {
             })
           : invoked
       return Effect.map(followed, (outcome) =>
-        callReply(id, outcome, structure, reader, protocol === undefined || structured.has(protocol))
+        (target.mounted ? mountedReply : callReply)(
+          id,
+          outcome,
+          structure,
+          reader,
+          protocol === undefined || structured.has(protocol)
+        )
       )
     }
 
