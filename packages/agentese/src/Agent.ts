@@ -29,7 +29,7 @@
  * @since 0.2.0
  */
 import { randomUUID } from "node:crypto"
-import { Family, Observer, Tool, ToolError } from "@ugent/core"
+import { Family, Observer, Tool, ToolError, Trust } from "@ugent/core"
 import { Traced } from "@ugent/wrappers"
 import { Clock, Duration, Effect, Option, Schema } from "effect"
 import {
@@ -943,7 +943,12 @@ export const asTool = <const L extends 0 | 1 | 2 | 3>(options: {
   readonly allow?: ReadonlyArray<string> | undefined
   readonly deny?: ReadonlyArray<string> | undefined
   readonly maxSteps?: number | undefined
-}) =>
+}): Tool.Tool<
+  { readonly task: string },
+  typeof SubAgentOutput.Type,
+  SubAgentFailed,
+  Trust.CapabilityOf<L> | Services
+> =>
   Tool.make({
     name: options.name ?? "agent.run",
     description:
