@@ -612,7 +612,7 @@ export const run = (options: Options): Effect.Effect<Result, AiError.AiError, Se
       if (requested.parseError !== undefined) return true
       const paths =
         requested.steps !== undefined
-          ? requested.steps.map((s) => s.path)
+          ? requested.steps.flatMap(Parse.callsOf).map((s) => s.path)
           : Option.toArray(Catalog.pathOf(requested.name))
       return paths.every((path) => {
         const entry = road.registry.get(path)

@@ -223,6 +223,23 @@ export const ratio = (limit: Limit, text: string): number => {
 }
 
 /**
+ * A budget shared by `n` texts shown together (a fan-out's results): each
+ * bound divided among them.
+ *
+ * @category budgets
+ * @since 0.2.0
+ */
+export const share = (limit: Limit, n: number): Limit => {
+  const part = (v: number | undefined) => (v === undefined ? undefined : Math.max(1, Math.floor(v / Math.max(1, n))))
+  return {
+    chars: part(limit.chars),
+    bytes: part(limit.bytes),
+    jsonBytes: part(limit.jsonBytes),
+    lines: part(limit.lines)
+  }
+}
+
+/**
  * Whether a text is within a limit (every bound holds).
  *
  * **Example** (Lines count for opencode, bytes of JSON for Codex)

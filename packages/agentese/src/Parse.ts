@@ -12,7 +12,10 @@
  *   (the grammar is at {@link toolUse});
  * - pipelines: `a >> b >> c`, in either form: the first step gets the input,
  *   each next step the previous step's output (merged with its own
- *   arguments, if any).
+ *   arguments, if any);
+ * - fan-outs: `a &&& b` is one step whose calls all get the same input and
+ *   whose output is their outputs in order; every call runs and every
+ *   failure is told (`&&&!` stops at the first failure instead).
  *
  * Whatever does not parse becomes a `ParseError` whose message shows what a
  * correct call looks like, so a model can correct itself.
@@ -24,7 +27,11 @@ import { Option, Schema } from "effect"
 import { fromProviderName, isPath } from "./Path.ts"
 
 /**
- * One step of an invocation: a path and the arguments written on it.
+ * One step of an invocation: a path and the arguments written on it; or a
+ * fan-out (`a &&& b`), whose calls (`all`) get the same input and whose output
+ * is their outputs in order. A fan-out's `path` is its calls' paths as written
+ * (`a &&& b`) and its `args` are empty. `collect-all` runs every call and
+ * tells every failure; `fail-fast` (`&&&!`) stops at the first.
  *
  * @category models
  * @since 0.1.0
@@ -32,7 +39,32 @@ import { fromProviderName, isPath } from "./Path.ts"
 export interface Step {
   readonly path: string
   readonly args: Readonly<Record<string, unknown>>
+  /** The calls of a fan-out step (since 0.2.0). */
+  readonly all?: ReadonlyArray<Step> | undefined
+  /** How a fan-out meets a failure (since 0.2.0). */
+  readonly mode?: "collect-all" | "fail-fast" | undefined
 }
+
+/**
+ * The calls of a step: a fan-out's, or the step itself.
+ *
+ * @category utils
+ * @since 0.2.0
+ */
+export const callsOf = (step: Step): ReadonlyArray<Step> => step.all ?? [step]
+
+/**
+ * A fan-out step of these calls.
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const fanout = (all: ReadonlyArray<Step>, mode: "collect-all" | "fail-fast" = "collect-all"): Step => ({
+  path: all.map((s) => s.path).join(mode === "fail-fast" ? " &&&! " : " &&& "),
+  args: {},
+  all,
+  mode
+})
 
 /**
  * A parsed call: one step, or a pipeline of several.
@@ -68,6 +100,7 @@ const executeExample = "EXECUTE: world.tools.file.read --path=README.md --limit=
 const toolCallExample = '<tool_call>{"tool": "world.tools.file.read", "params": {"path": "README.md"}}</tool_call>'
 const toolUseExample = '<tool_use><name>world_tools_file_read</name><input>{"path": "README.md"}</input></tool_use>'
 const pipelineExample = "world.tools.file.glob --pattern=*.md >> world.tools.text.count"
+const fanoutExample = "world.tools.file.read --path=a.md &&& world.tools.file.read --path=b.md"
 
 /**
  * Reads a path or a provider-safe name.
@@ -219,22 +252,49 @@ const splitPipeline = (tokens: ReadonlyArray<Token>): Array<Array<Token>> => {
   return parts
 }
 
+/** A pipeline step split on `&&&` / `&&&!` outside quotes and JSON: its calls, and the operators met. */
+const splitGroup = (tokens: ReadonlyArray<Token>) => {
+  const parts: Array<Array<Token>> = [[]]
+  const operators = new Set<string>()
+  for (const t of tokens) {
+    if (t.kind === "word" && (t.value === "&&&" || t.value === "&&&!")) {
+      operators.add(t.value)
+      parts.push([])
+    } else parts[parts.length - 1]!.push(t)
+  }
+  return { parts, operators }
+}
+
 const stepsOf = (body: string, text: string, example: string): ReadonlyArray<Step> | ParseError => {
   const tokens = tokenize(body)
   if (typeof tokens === "string") return new ParseError({ text, problem: `the line has ${tokens}`, example })
-  const parts = splitPipeline(tokens)
   const steps: Array<Step> = []
-  for (const part of parts) {
-    if (part.length === 0) {
+  for (const part of splitPipeline(tokens)) {
+    const { parts, operators } = splitGroup(part)
+    if (operators.size > 1) {
       return new ParseError({
         text,
-        problem: "a pipeline step is empty (two >> in a row, or >> at an end)",
-        example: pipelineExample
+        problem: "one fan-out mixes &&& (every call runs) and &&&! (the first failure stops it); write one of them",
+        example: fanoutExample
       })
     }
-    const s = step(part, text, example)
-    if (s instanceof ParseError) return s
-    steps.push(s)
+    const calls: Array<Step> = []
+    for (const call of parts) {
+      if (call.length === 0) {
+        return new ParseError({
+          text,
+          problem:
+            parts.length > 1
+              ? "a call of a fan-out is empty (two &&& in a row, or &&& at an end)"
+              : "a pipeline step is empty (two >> in a row, or >> at an end)",
+          example: parts.length > 1 ? fanoutExample : pipelineExample
+        })
+      }
+      const s = step(call, text, example)
+      if (s instanceof ParseError) return s
+      calls.push(s)
+    }
+    steps.push(calls.length === 1 ? calls[0]! : fanout(calls, operators.has("&&&!") ? "fail-fast" : "collect-all"))
   }
   return steps
 }
@@ -259,11 +319,21 @@ export const execute = (
   const body = line.trim().replace(/^EXECUTE:\s*/i, "")
   const steps = stepsOf(body, line.trim(), executeExample)
   if (steps instanceof ParseError) return { _tag: "Left", left: steps }
-  return { _tag: "Right", right: { steps, source: steps.length > 1 ? "pipeline" : "execute", text: line.trim() } }
+  const source = steps.length > 1 || steps.some((s) => s.all !== undefined) ? "pipeline" : "execute"
+  return { _tag: "Right", right: { steps, source, text: line.trim() } }
 }
 
 /**
- * Parses the pipeline DSL `a >> b >> c` (a single path is a one-step pipeline).
+ * Parses the pipeline DSL `a >> b >> c` (a single path is a one-step
+ * pipeline), with fan-out steps `a &&& b` (`&&&!`: fail fast).
+ *
+ * **Example** (Two reads on one input, then a count of their outputs)
+ * ```ts
+ * import { Parse } from "@ugent/agentese"
+ * const r = Parse.pipeline("world.tools.file.read --path=a.md &&& world.tools.file.read --path=b.md")
+ * console.log(r._tag === "Right" ? r.right.steps.map((s) => s.path) : r.left.message)
+ * // => [ 'world.tools.file.read &&& world.tools.file.read' ]
+ * ```
  *
  * @category parsing
  * @since 0.1.0
