@@ -38,7 +38,7 @@ describe("an agent loop waiting on an approval", () => {
       )
       assert.strictEqual(first._tag, "Complete")
       const told = JSON.stringify(first.prompt)
-      const id = /ApprovalPending[^]*?pending under (ap-[0-9a-f-]+)/.exec(told)?.[1]
+      const id = /ApprovalPending[\s\S]*?pending under (ap-[0-9a-f-]+)/.exec(told)?.[1]
       assert.isString(id, told.slice(0, 2000))
       assert.throws(() => readFileSync(join(root, "n.txt")))
       // A person approves while no server runs.
