@@ -105,16 +105,17 @@ const argumentsOf = (decoded: unknown): unknown => {
 }
 
 /**
- * The key of a call: its path, its caller and its arguments (a proof is
- * left out: it changes with every read, and the files' hashes bind the
+ * The key of a call: its workspace (the root's real path; servers sharing a
+ * store may serve others), its path, its caller and its arguments (a proof
+ * is left out: it changes with every read, and the files' hashes bind the
  * bytes instead).
  *
  * @category approving
  * @since 0.2.0
  */
-export const keyOf = (path: string, observerId: string, decoded: unknown): string =>
+export const keyOf = (root: string | undefined, path: string, observerId: string, decoded: unknown): string =>
   createHash("sha256")
-    .update(canonical([path, observerId, argumentsOf(decoded)]))
+    .update(canonical([root ?? null, path, observerId, argumentsOf(decoded)]))
     .digest("hex")
 
 /** The most bytes hashed of one file; a larger one is not bound (its write's own proof still is). */
@@ -192,7 +193,7 @@ export const admit = (
   Effect.gen(function* () {
     const { store } = services
     const files = yield* boundFiles(route, decoded, services.workspace)
-    const key = keyOf(route.path, caller.observer.id, decoded)
+    const key = keyOf(services.workspace?.root, route.path, caller.observer.id, decoded)
     const found = yield* store.find(key)
     let now = yield* Clock.currentTimeMillis
     const file = () =>

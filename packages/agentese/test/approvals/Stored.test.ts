@@ -218,4 +218,86 @@ describe("approvals bound to bytes, answered any time", () => {
       )
     )
   }, 120_000)
+
+  const pg = process.env.UGENT_PG_URL
+  const skipPg = pg === undefined && process.env.CI === undefined
+  it.skipIf(skipPg)(
+    `PostgreSQL: a request one server filed is listed and approved through another, and runs on the first${skipPg ? " (skipped: UGENT_PG_URL is not set)" : ""}`,
+    async () => {
+      const root = workspace()
+      const options = {
+        root,
+        trust: 2 as const,
+        recipe: { minTrust: { "world.tools.file.write": 2 as const } },
+        stores: { pg: pg! },
+        token: "agent-secret",
+        approverToken: "operator-secret",
+        approvalTimeout: "300 millis" as const
+      }
+      const agent = { authorization: "Bearer agent-secret" }
+      const operator = { authorization: "Bearer operator-secret" }
+      await Effect.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            const a = yield* serve(options)
+            const b = yield* serve(options)
+            const call = () =>
+              post(`${a.url}/v1/invoke/world.tools.file.write`, { path: "n.txt", content: "room\n" }, agent)
+            const first = yield* call()
+            assert.strictEqual(first.body.error._tag, "ApprovalPending", JSON.stringify(first.body))
+            const id = first.body.error.id as string
+            const listed = yield* get(`${b.url}/v1/pending`, operator)
+            assert.isTrue(
+              listed.body.questions.some((q: Json) => q.id === id),
+              JSON.stringify(listed.body).slice(0, 500)
+            )
+            const answered = yield* post(`${b.url}/v1/pending/${id}`, { answer: "approve" }, operator)
+            assert.strictEqual(answered.status, 200, JSON.stringify(answered.body))
+            const ran = yield* call()
+            assert.strictEqual(ran.status, 200, JSON.stringify(ran.body))
+            assert.strictEqual(readFileSync(join(root, "n.txt"), "utf8"), "room\n")
+          })
+        )
+      )
+    },
+    120_000
+  )
+
+  it.skipIf(skipPg)(
+    `threat: an approval given on one workspace is not used by a server of another workspace on the same store${skipPg ? " (skipped: UGENT_PG_URL is not set)" : ""}`,
+    async () => {
+      const [one, other] = [workspace(), workspace()]
+      const options = (root: string) => ({
+        root,
+        trust: 2 as const,
+        recipe: { minTrust: { "world.tools.file.write": 2 as const } },
+        stores: { pg: pg! },
+        token: "agent-secret",
+        approverToken: "operator-secret",
+        approvalTimeout: "300 millis" as const
+      })
+      const agent = { authorization: "Bearer agent-secret" }
+      const operator = { authorization: "Bearer operator-secret" }
+      // The same caller, path and arguments, on files with the same bytes (both absent).
+      const input = { path: "n.txt", content: `same ${Date.now()}\n` }
+      await Effect.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            const a = yield* serve(options(one))
+            const b = yield* serve(options(other))
+            const first = yield* post(`${a.url}/v1/invoke/world.tools.file.write`, input, agent)
+            const id = first.body.error.id as string
+            yield* post(`${a.url}/v1/pending/${id}`, { answer: "approve" }, operator)
+            const elsewhere = yield* post(`${b.url}/v1/invoke/world.tools.file.write`, input, agent)
+            assert.strictEqual(elsewhere.body.error?._tag, "ApprovalPending", JSON.stringify(elsewhere.body))
+            assert.notStrictEqual(elsewhere.body.error.id, id)
+            assert.throws(() => readFileSync(join(other, "n.txt")))
+            const here = yield* post(`${a.url}/v1/invoke/world.tools.file.write`, input, agent)
+            assert.strictEqual(here.status, 200, JSON.stringify(here.body))
+          })
+        )
+      )
+    },
+    120_000
+  )
 })
