@@ -14,7 +14,9 @@
  * @since 0.1.0
  */
 import { Observer, ToolError, Trust } from "@ugent/core"
+import { Workspace } from "@ugent/tools"
 import {
+  ApprovalStore,
   AuditStore,
   type CircuitBreakerOptions,
   MemoryStore,
@@ -23,7 +25,7 @@ import {
   Traced,
   TraceStore
 } from "@ugent/wrappers"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { CircuitBreaker as Breaker, RateLimiter } from "effect/persistence"
 import * as Budget from "./Budget.ts"
 import * as Catalog from "./Catalog.ts"
@@ -252,6 +254,9 @@ export const layer = (
       const events = yield* Events.Events
       const services = yield* Effect.context<RoadServices>()
       const sessions = Context.get(services, Sessions.Sessions)
+      // Kept approvals where the stores have them; the workspace, where served, binds them to its files' bytes.
+      const approvals = yield* Effect.serviceOption(ApprovalStore.ApprovalStore)
+      const workspace = yield* Effect.serviceOption(Workspace.Workspace)
       const fallback = options.fallbackProfile ?? "local"
       const road = Road.make({
         sinks: RoadJournal.make({
@@ -268,7 +273,11 @@ export const layer = (
         breakers: Context.get(services, Breaker.CircuitBreakerStore),
         breaker: options.breaker,
         root: options.root,
-        onStoreError: Context.get(services as Context.Context<never>, OnStoreError)
+        onStoreError: Context.get(services as Context.Context<never>, OnStoreError),
+        approvals: Option.match(approvals, {
+          onNone: () => undefined,
+          onSome: (store) => ({ store, workspace: Option.getOrUndefined(workspace) })
+        })
       })
       // What the tools may read besides their capabilities: the road's services, working memory's names, and (once
       // made, below) the road itself, for a tool that acts for its caller (a sub-agent).

@@ -309,7 +309,8 @@ export const layer = (options: Options) => {
     Layer.provide(Layer.mergeAll(workspace, stores, modes, options.model ?? Layer.empty))
   )
   const road = Invoke.layer(overridesOf(options)).pipe(
-    Layer.provide(Layer.mergeAll(limiterLayers(options), Loop.layerMemory, Sessions.layerMemory(), modes)),
+    // The workspace (the same layer the families are built on) binds approvals to its files' bytes.
+    Layer.provide(Layer.mergeAll(limiterLayers(options), Loop.layerMemory, Sessions.layerMemory(), modes, workspace)),
     Layer.provideMerge(Layer.mergeAll(registry, Events.layer, stores))
   )
   const caller = Layer.mergeAll(

@@ -324,13 +324,13 @@ describe("Invoke", () => {
       })
     )
 
-    it.effect("without an approver, approval-required calls are denied", () =>
+    it.effect("without an approver, approval-required calls are refused, pending an answer", () =>
       run(
         { trust: 3, recipe: { requireApproval: ["world.tools.file.read"] } },
         Effect.gen(function* () {
           const o = yield* invoke("world.tools.file.read", { path: "a.txt" })
-          assert.strictEqual(errorTag(o), "ApprovalDenied")
-          assert.strictEqual(!o.ok && o.error.reason, "no-approver")
+          assert.strictEqual(errorTag(o), "ApprovalPending")
+          assert.strictEqual(!o.ok && o.error.reason, "no-channel")
         })
       )
     )

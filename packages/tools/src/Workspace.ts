@@ -58,10 +58,12 @@ import {
   storeOf,
   type Version
 } from "./internal/workspace/checkpoints.ts"
+import { ApprovedFiles } from "./internal/workspace/approved.ts"
 import {
   AlreadyExists,
   BinaryFile,
   BlockedPath,
+  ChangedSinceApproval,
   CheckpointRefused,
   ConcurrentChange,
   FileKind,
@@ -97,6 +99,23 @@ import {
 } from "./internal/workspace/write.ts"
 
 export {
+  /**
+   * The bytes a person approved the running call against, by file (relative
+   * to the root; `null`: absent). Every write checks it under the file's lock,
+   * just before its rename, and refuses with `ChangedSinceApproval` when the
+   * file holds other bytes. The road sets it for an approved call.
+   *
+   * @category services
+   * @since 0.2.0
+   */
+  ApprovedFiles,
+  /**
+   * A file an approved call writes changed since the approval: nothing was written.
+   *
+   * @category errors
+   * @since 0.2.0
+   */
+  ChangedSinceApproval,
   /**
    * A write that must create found the file there.
    *

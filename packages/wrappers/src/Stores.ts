@@ -12,6 +12,7 @@ import type { ConnectionOptions } from "node:tls"
 import { type Duration, Layer, type Redacted } from "effect"
 import { CircuitBreaker, KeyValueStore, RateLimiter, type Redis } from "effect/persistence"
 import type { SqlClient } from "effect/sql"
+import * as ApprovalStore from "./ApprovalStore.ts"
 import * as AuditStore from "./AuditStore.ts"
 import * as databases from "./internal/sql/databases.ts"
 import * as MemoryStore from "./MemoryStore.ts"
@@ -92,7 +93,8 @@ export interface StoreOptions extends BatchOptions {
 }
 
 /**
- * The stores: traces, audit records, working memory, and a key-value store
+ * The stores: traces, audit records, working memory, approval requests
+ * (`ApprovalStore`, shared by every server on one database), and a key-value store
  * for caches (`effect/persistence`'s `KeyValueStore`, in the table
  * `ugent_kv` on SQL).
  *
@@ -103,6 +105,7 @@ export type Stores =
   | TraceStore.TraceStore
   | AuditStore.AuditStore
   | MemoryStore.MemoryStore
+  | ApprovalStore.ApprovalStore
   | KeyValueStore.KeyValueStore
 
 /**
@@ -133,6 +136,7 @@ export const layerMemory = (options?: {
     TraceStore.layerMemory(options?.traces),
     AuditStore.layerMemory(),
     MemoryStore.layerMemory(options?.memory),
+    ApprovalStore.layerMemory(),
     KeyValueStore.layerMemory
   )
 
@@ -148,6 +152,7 @@ export const layerSql = (options?: StoreOptions): Layer.Layer<Stores, StoreError
     TraceStore.layerSql({ ...options, ...options?.traces }),
     AuditStore.layerSqlWith(options?.audit ?? {}),
     MemoryStore.layerSqlWith(options?.memory),
+    ApprovalStore.layerSql,
     KeyValueStore.layerSql({ table: "ugent_kv" })
   )
 

@@ -22,7 +22,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { ToolError, Trust } from "@ugent/core"
 import { Sandbox } from "@ugent/tools"
-import { AuditStore, type TraceStore } from "@ugent/wrappers"
+import { ApprovalStore, AuditStore, type TraceStore } from "@ugent/wrappers"
 import {
   Cause,
   Console,
@@ -1122,6 +1122,99 @@ const stats = Command.make(
   )
 )
 
+// ---------------------------------------------------------------------------
+// ugent approve: answer a stored approval request from the terminal
+// ---------------------------------------------------------------------------
+
+/** A stored request, as a person reads it before answering: id, who asks what, until when, and the change. */
+const renderApproval = (a: ApprovalStore.Approval): string =>
+  [
+    `${a.id}  ${a.tool}  asked by ${a.observerId}  ${a.status}, expires ${new Date(a.expiresAt).toISOString()}`,
+    `  ${a.arguments}`,
+    ...a.files.map((f) => `  ${f.path}: ${f.hash === null ? "absent" : `sha256 ${f.hash.slice(0, 16)}…`}`),
+    ...(a.preview === undefined
+      ? []
+      : a.preview
+          .replace(/\n+$/, "")
+          .split("\n")
+          .map((l) => `  ${l}`))
+  ].join("\n")
+
+type Answered =
+  | { readonly _tag: "Listed"; readonly pending: ReadonlyArray<ApprovalStore.Approval> }
+  | { readonly _tag: "Answered"; readonly approval: ApprovalStore.Approval }
+  | {
+      readonly _tag: "Refused"
+      readonly error: ApprovalStore.UnknownApproval | ApprovalStore.ApprovalExpired | ApprovalStore.AlreadyAnswered
+    }
+
+const approve = Command.make(
+  "approve",
+  {
+    id: Argument.String("id").pipe(
+      Argument.withDescription("The request's id (ap-…), as the refusal or GET /v1/pending names it"),
+      Argument.optional
+    ),
+    deny: Flag.Boolean("deny").pipe(Flag.withDescription("Refuse the request instead"), Flag.withDefault(false)),
+    ...common,
+    json
+  },
+  (flags) =>
+    Effect.gen(function* () {
+      const options = yield* setupOf(flags, { stores: "sqlite", proofKey: false, profile: "local" })
+      if (options.stores === "memory") {
+        return yield* new UsageError({
+          problem:
+            "--stores memory holds no request of another process: answer against the workspace's store (sqlite, the default) or the server's postgres:// URL."
+        })
+      }
+      const answered = yield* onRoad(
+        options,
+        Effect.gen(function* (): Effect.fn.Return<Answered, never, ApprovalStore.ApprovalStore> {
+          const store = yield* ApprovalStore.ApprovalStore
+          if (Option.isNone(flags.id))
+            return { _tag: "Listed", pending: yield* Effect.orDie(store.pending(Date.now())) }
+          const decision = flags.deny ? "denied" : "approved"
+          const result = yield* Effect.result(
+            store.answer(flags.id.value, decision, { channel: "cli", now: Date.now() })
+          )
+          if (result._tag === "Success") return { _tag: "Answered", approval: result.success }
+          if (result.failure._tag === "StoreError") return yield* Effect.die(result.failure)
+          return { _tag: "Refused", error: result.failure }
+        })
+      )
+      if (answered._tag === "Listed") {
+        if (flags.json) return yield* printJson({ pending: answered.pending })
+        if (answered.pending.length === 0) return yield* Console.log("No approval request is pending.")
+        for (const a of answered.pending) yield* Console.log(renderApproval(a))
+        return
+      }
+      if (answered._tag === "Refused") {
+        const error = answered.error
+        if (flags.json) yield* printJson({ ok: false, error: ToolError.toJson(error), kind: ToolError.kindOf(error) })
+        else yield* Console.error(`ugent: ${error._tag}: ${error.message}`)
+        return yield* new CallFailed({ path: "approve", tag: error._tag })
+      }
+      const a = answered.approval
+      if (flags.json) return yield* printJson({ ok: true, approval: a })
+      yield* Console.log(renderApproval(a))
+      yield* Console.log(
+        a.status === "approved"
+          ? `Approved. The same call (${a.tool} with these arguments) now runs once, if the files still hold these bytes.`
+          : "Denied. The call waiting on it is refused; made again, it is asked anew."
+      )
+    }).pipe(Effect.catchTag("UsageError", usage(flags.json)))
+).pipe(
+  Command.withDescription(
+    "Answer a stored approval request (the workspace's store, or --stores postgres://…), or list the pending ones"
+  ),
+  Command.withExamples([
+    { command: "ugent approve", description: "List the pending requests with their diffs" },
+    { command: "ugent approve ap-1234abcd-56ef", description: "Approve one" },
+    { command: "ugent approve ap-1234abcd-56ef --deny", description: "Refuse it" }
+  ])
+)
+
 const renderStats = (a: AuditStore.AuditAnalytics): string => {
   const ms = (v: number | undefined) => (v === undefined ? "-" : `${v.toFixed(1)} ms`)
   const row = (s: AuditStore.AuditStats) =>
@@ -1248,7 +1341,7 @@ export const command = Command.make("ugent").pipe(
   Command.withDescription(
     "Every tool on a path (world.tools.file.read), through one road: policy, trust, rate limits, audit, events"
   ),
-  Command.withSubcommands([list, describe, invoke, exec, agent, report, serve, mcp, stats])
+  Command.withSubcommands([list, describe, invoke, exec, agent, report, serve, mcp, stats, approve])
 )
 
 /** Invalid invocations go to stderr, so stdout keeps only results. */

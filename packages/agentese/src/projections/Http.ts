@@ -50,7 +50,7 @@ import {
   HttpApiSecurity,
   OpenApi
 } from "effect/http-api"
-import { AuditStore } from "@ugent/wrappers"
+import { ApprovalStore, AuditStore } from "@ugent/wrappers"
 import * as Catalog from "../Catalog.ts"
 import * as Human from "../Human.ts"
 import * as Profile from "../Profile.ts"
@@ -279,12 +279,21 @@ export class V1 extends HttpApiGroup.make("v1")
         declined: Schema.optionalKey(Schema.Boolean)
       }),
       success: Schema.Struct({ answered: Schema.Boolean }),
-      error: taggedFailure(
-        404,
-        "UnknownQuestion",
-        "not_found",
-        "No such question waits (answered, timed out or unknown)."
-      )
+      error: [
+        taggedFailure(404, "UnknownQuestion", "not_found", "No such question waits (answered, timed out or unknown)."),
+        Schema.Struct({
+          ok: Schema.Literal(false),
+          error: Schema.Struct({
+            _tag: Schema.Literals(["ApprovalExpired", "AlreadyAnswered"]),
+            message: Schema.String
+          }),
+          kind: Schema.Literal("conflict"),
+          path: Schema.String,
+          callId: Schema.String
+        })
+          .annotate({ description: "The approval request expired, or was answered already (an answer is given once)." })
+          .pipe(HttpApiSchema.status(409))
+      ]
     })
       .middleware(Approver)
       .annotateMerge(OpenApi.annotations({ summary: "Answers a waiting question." })),
@@ -577,6 +586,17 @@ const approverLayer = (options: Options) => {
   })
 }
 
+const unknownQuestion = (id: string) => ({
+  ok: false as const,
+  error: {
+    _tag: "UnknownQuestion" as const,
+    message: `No question ${id} waits: it was answered, it timed out, or it never existed. List the waiting ones with GET /v1/pending.`
+  },
+  kind: "not_found" as const,
+  path: "",
+  callId: ""
+})
+
 const V1Handlers = (options: Options) =>
   HttpApiBuilder.group(
     Api,
@@ -591,6 +611,8 @@ const V1Handlers = (options: Options) =>
       const events = yield* Events.Events
       const audit = yield* AuditStore.AuditStore
       const pending = yield* Human.Pending
+      // Stored approval requests: listed and answered here too, after a restart and from other servers' calls.
+      const approvals = Option.getOrUndefined(yield* Effect.serviceOption(ApprovalStore.ApprovalStore))
       const answerable = options.approverToken !== undefined && options.approverToken !== ""
       const stopping = yield* Stopping
       // A question waiting for a person is announced on the event stream.
@@ -613,24 +635,57 @@ const V1Handlers = (options: Options) =>
 
       return handlers
         .handle("list", () => withCaller(Catalog.listing(invoker)))
-        .handle("pending", () => Effect.map(pending.list, (questions) => ({ questions })))
+        .handle("pending", () =>
+          Effect.gen(function* () {
+            const waiting = yield* pending.list
+            const stored = approvals === undefined ? [] : yield* approvals.pending(Date.now()).pipe(Effect.orDie)
+            const here = new Set(waiting.map((q) => q.id))
+            const byId = new Map(stored.map((a) => [a.id, a]))
+            // A question of this process shows its stored request's expiry, diff and files; one of another
+            // process, or from before a restart, is listed from the store.
+            const questions = [
+              ...waiting.map((q) => {
+                const a = byId.get(q.id)
+                if (a === undefined) return q
+                return {
+                  ...q,
+                  expiresAt: a.expiresAt,
+                  files: a.files,
+                  ...(a.preview === undefined ? {} : { preview: a.preview })
+                }
+              }),
+              ...stored.filter((a) => !here.has(a.id)).map(Human.pendingOf)
+            ]
+            return { questions }
+          })
+        )
         .handle("answer", ({ params, payload }) =>
-          Effect.flatMap(
-            pending.answer(params.id, payload.declined === true ? "declined" : (payload.answer ?? "")),
-            (answered) =>
-              answered
-                ? Effect.succeed({ answered })
-                : Effect.fail({
-                    ok: false as const,
-                    error: {
-                      _tag: "UnknownQuestion",
-                      message: `No question ${params.id} waits: it was answered, it timed out, or it never existed. List the waiting ones with GET /v1/pending.`
-                    },
-                    kind: "not_found" as const,
-                    path: "",
-                    callId: ""
-                  })
-          )
+          Effect.gen(function* () {
+            const given = payload.declined === true ? "declined" : (payload.answer ?? "")
+            const stored = approvals === undefined ? undefined : yield* approvals.get(params.id).pipe(Effect.orDie)
+            if (approvals !== undefined && stored !== undefined) {
+              const decision = given !== "declined" && Human.isApproval(given) ? "approved" : "denied"
+              yield* approvals.answer(params.id, decision, { channel: "http-pending", now: Date.now() }).pipe(
+                Effect.catchTag("StoreError", Effect.die),
+                Effect.mapError((e) =>
+                  e._tag === "UnknownApproval"
+                    ? unknownQuestion(params.id)
+                    : {
+                        ok: false as const,
+                        error: { _tag: e._tag, message: e.message },
+                        kind: "conflict" as const,
+                        path: "",
+                        callId: ""
+                      }
+                )
+              )
+              // The call waiting in this process, if one is, wakes now (it finds this answer in the store).
+              yield* pending.answer(params.id, given)
+              return { answered: true }
+            }
+            const answered = yield* pending.answer(params.id, given)
+            return answered ? { answered } : yield* Effect.fail(unknownQuestion(params.id))
+          })
         )
         .handle("stats", ({ query }) =>
           Effect.gen(function* () {

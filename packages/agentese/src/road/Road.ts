@@ -41,6 +41,7 @@ import * as Render from "../Render.ts"
 import type * as Modes from "../self/Modes.ts"
 import type * as Sessions from "../Sessions.ts"
 import * as Admission from "./Admission.ts"
+import * as Approval from "./Approval.ts"
 import type { Caller } from "./Caller.ts"
 import * as RoadJournal from "./Journal.ts"
 import { isLimited, type Route } from "./Route.ts"
@@ -162,6 +163,13 @@ export interface Services {
   readonly root: string | undefined
   /** What the limiter and breaker do when their store (Redis) does not answer. */
   readonly onStoreError: OnStoreErrorPolicy
+  /**
+   * Where approval requests are kept, and the workspace whose files they
+   * bind: with them an approval is stored, answerable any time and bound to
+   * the bytes it was shown (see `Approval`); without, it is asked once and
+   * lost with the call.
+   */
+  readonly approvals?: Approval.Services | undefined
 }
 
 /**
@@ -346,9 +354,12 @@ export const make = (services: Services): Road => {
       if (!Admission.isAdmitted(admitted)) return yield* Effect.fail(admitted)
       const loopKey = Admission.loopKey(route, observer, decoded, services.root)
       if (loopKey !== undefined) yield* loops.check(loopKey, route.path, route.loop!)
+      let approved: ReadonlyMap<string, string | null> | undefined
       if (admitted.approval !== undefined) {
         const preview = route.previews ? yield* dryRun(route, caller, admitted.runAt, decoded) : undefined
-        yield* Trust.requestApproval(preview === undefined ? admitted.approval : { ...admitted.approval, preview })
+        const request = preview === undefined ? admitted.approval : { ...admitted.approval, preview }
+        if (services.approvals === undefined) yield* Trust.requestApproval(request)
+        else approved = yield* Approval.admit(services.approvals, route, caller, request, decoded)
       }
       if (ready.checks !== undefined) {
         yield* RateLimited.admit(
@@ -368,9 +379,11 @@ export const make = (services: Services): Road => {
       if (ready.guard !== undefined) run = ready.guard(services.breakers, run, onStoreError)
       const traced = Context.add(caller.runContext(admitted.runAt), Traced.CurrentTrace, Option.some(trace))
       // The call's id and path go with the checkpoint of each file it changes.
-      const context = route.progress
+      const called = route.progress
         ? Context.add(traced, Checkpoints.CurrentCall, { id: trace.id, tool: route.path })
         : traced
+      // An approved call's writes check, under each file's lock, that it holds the approved bytes.
+      const context = approved === undefined ? called : Approval.provide(called, approved)
       // The caller's progress reporter, when one listens, reaches the tool (a mounted server's notifications).
       const output = yield* Effect.provideContext(
         run,

@@ -168,7 +168,8 @@ export const restore = Tool.make({
     Workspace.ConcurrentChange,
     ...Workspace.pathErrors,
     Checkpoints.CheckpointRefused,
-    StateDir.StateRefused
+    StateDir.StateRefused,
+    Workspace.ChangedSinceApproval
   ]),
   trust: 1,
   effects: { readsFs: true, writesFs: true, idempotent: false },
