@@ -26,9 +26,9 @@ import type { SqlClient } from "effect/sql"
 import * as model from "./internal/memoryModel.ts"
 import { countLines, sliceChars, sliceLines } from "./internal/memoryText.ts"
 import * as databases from "./internal/sql/databases.ts"
+import type { PgOptions, SqliteOptions } from "./internal/sql/databases.ts"
 import * as sqlStore from "./internal/sql/memoryStore.ts"
 import type { StoreError } from "./StoreError.ts"
-import type { PgOptions, SqliteOptions } from "./Stores.ts"
 
 /**
  * Whether the stored content was given as text or as JSON.
