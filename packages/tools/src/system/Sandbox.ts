@@ -80,7 +80,8 @@ export const unsandboxedConsent: typeof model.unsandboxedConsent = model.unsandb
 /**
  * A shell-text policy run before the sandbox, as a friendly first refusal
  * (`Sandboxed.textPolicy(...)` of `@ugent/wrappers` is one). Advisory: shell
- * text can always be re-spelled; the sandbox is the boundary.
+ * text can always be re-spelled; the sandbox is the boundary. `sandboxed`
+ * says whether a sandbox stands behind it (false on the unsandboxed opt-out).
  *
  * @category models
  * @since 0.2.0

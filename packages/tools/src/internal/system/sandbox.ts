@@ -425,7 +425,11 @@ export const make = (
 
     const begin = (request: Request, background: boolean): Effect.Effect<RunState, StartError> =>
       Effect.gen(function* () {
-        const verdict = options?.textPolicy?.(request.command, { root: ws.root, cwd: request.cwd })
+        const verdict = options?.textPolicy?.(request.command, {
+          root: ws.root,
+          cwd: request.cwd,
+          sandboxed: isolation.kind === "bubblewrap"
+        })
         if (verdict !== undefined && !verdict.ok) {
           return yield* new ToolError.CommandDenied({
             tool: "system.bash",

@@ -9,7 +9,7 @@ export const unsandboxedConsent = "I-understand-this-runs-unsandboxed" as const
 
 export type TextPolicy = (
   command: string,
-  where: { readonly root: string; readonly cwd: string }
+  where: { readonly root: string; readonly cwd: string; readonly sandboxed?: boolean | undefined }
 ) =>
   | { readonly ok: true }
   | { readonly ok: false; readonly rule: string; readonly detail: string; readonly subcommand: string }
