@@ -24,8 +24,8 @@ import * as internal from "./internal/auditAnalytics.ts"
 import * as model from "./internal/auditModel.ts"
 import * as sqlStore from "./internal/sql/auditStore.ts"
 import * as databases from "./internal/sql/databases.ts"
+import type { PgOptions, SqliteOptions } from "./internal/sql/databases.ts"
 import type { StoreError } from "./StoreError.ts"
-import type { PgOptions, SqliteOptions } from "./Stores.ts"
 
 /**
  * Whether an entry was written before the call or after it.

@@ -5,7 +5,7 @@
 // again to say why it lost.
 import { Effect, type Scope } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
-import { type Approval, type ApprovalStoreShape, refusal } from "../../ApprovalStore.ts"
+import { type Approval, type ApprovalStoreShape, refusal } from "../approvalModel.ts"
 import { StoreError } from "../../StoreError.ts"
 import { migrate } from "./migrations.ts"
 
