@@ -1,0 +1,85 @@
+/**
+ * The parameter names the design documents give the read tools, through the
+ * projections: `file.read` by `startLine`/`endLine` and a persona's
+ * `maxLines`, `search.grep` over `paths` with `filePattern` and
+ * `excludePatterns` and a column per match, `file.glob` with sizes, times
+ * and `sortBy`, `git.log` with `since: "1 week ago"`. Each is called as an
+ * MCP client (the official SDK) calls it, and read in the text its model
+ * gets; the listings stay closed (`additionalProperties: false`).
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import { Recipe, Server } from "@ugent/agentese"
+import { Effect } from "effect"
+import { post, serve } from "../http/fixture.ts"
+import { memoryClient } from "../mcp/fixtures/memory.ts"
+
+const lines = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}`).join("\n") + "\n"
+
+/** A temp workspace with `files`, removed with the scope. */
+const tree = (files: Record<string, string>) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const root = mkdtempSync(join(tmpdir(), "ugent-names-"))
+      for (const [name, content] of Object.entries(files)) {
+        mkdirSync(join(root, name, ".."), { recursive: true })
+        writeFileSync(join(root, name), content)
+      }
+      return root
+    }),
+    (root) => Effect.sync(() => rmSync(root, { recursive: true, force: true }))
+  )
+
+type Content = ReadonlyArray<{ readonly type: string; readonly text: string }>
+
+/** Calls a tool as an MCP client on a server over `root` (with `recipe`), and returns its text and structured result. */
+const mcpCall = (root: string, name: string, args: Record<string, unknown>, recipe?: Recipe.Recipe) =>
+  Effect.gen(function* () {
+    const client = yield* memoryClient()
+    const listed = (yield* client.listTools()).tools.find((t) => t.name === name)
+    assert.strictEqual((listed!.inputSchema as { additionalProperties?: unknown }).additionalProperties, false)
+    const result = yield* client.callTool({ name, arguments: args })
+    return {
+      isError: result.isError === true,
+      text: (result.content as Content)[0]!.text,
+      // biome-ignore lint/suspicious/noExplicitAny: the assertions check the shape
+      structured: result.structuredContent as any
+    }
+  }).pipe(Effect.scoped, Effect.provide(Server.layer({ root, stores: "memory", ...(recipe ? { recipe } : {}) })))
+
+describe("the documents' names for reading, through the projections", () => {
+  it.effect("file.read takes startLine/endLine (1-based, inclusive) over MCP and HTTP", () =>
+    Effect.gen(function* () {
+      const root = yield* tree({ "a.txt": lines(10) })
+      const r = yield* mcpCall(root, "world_tools_file_read", { path: "a.txt", startLine: 3, endLine: 5 })
+      assert.isFalse(r.isError)
+      assert.strictEqual(
+        r.text.split("\n")[0],
+        `a.txt: lines 3-5 of 10; more: world_tools_file_read {"path":"a.txt","offset":6}`
+      )
+      assert.include(r.text, "3\tline 3\n4\tline 4\n5\tline 5")
+      assert.notInclude(r.text, "line 6")
+      const { url } = yield* serve({ root })
+      const h = yield* post(`${url}/v1/invoke/world.tools.file.read`, { path: "a.txt", startLine: 9, endLine: 10 })
+      assert.strictEqual(h.status, 200)
+      assert.deepStrictEqual([h.body.result.startLine, h.body.result.endLine], [9, 10])
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("a persona's maxLines (its recipe's, or the shared profile's 500) bounds a read that names no end", () =>
+    Effect.gen(function* () {
+      const root = yield* tree({ "long.txt": lines(800) })
+      const persona = yield* mcpCall(root, "world_tools_file_read", { path: "long.txt" }, { maxLines: 120 })
+      assert.deepStrictEqual([persona.structured.endLine, persona.structured.nextOffset], [120, 121])
+      // A call that names its end still gets it.
+      const named = yield* mcpCall(root, "world_tools_file_read", { path: "long.txt", endLine: 300 }, { maxLines: 120 })
+      assert.strictEqual(named.structured.endLine, 300)
+      const shared = yield* mcpCall(root, "world_tools_file_read", { path: "long.txt" }, { profile: "shared" })
+      assert.strictEqual(shared.structured.endLine, 500)
+      const local = yield* mcpCall(root, "world_tools_file_read", { path: "long.txt" })
+      assert.strictEqual(local.structured.endLine, 800)
+    }).pipe(Effect.scoped)
+  )
+})
