@@ -7,6 +7,7 @@
  * MCP client (the official SDK) calls it, and read in the text its model
  * gets; the listings stay closed (`additionalProperties: false`).
  */
+import { execFileSync } from "node:child_process"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -80,6 +81,46 @@ describe("the documents' names for reading, through the projections", () => {
       assert.strictEqual(shared.structured.endLine, 500)
       const local = yield* mcpCall(root, "world_tools_file_read", { path: "long.txt" })
       assert.strictEqual(local.structured.endLine, 800)
+    }).pipe(Effect.scoped)
+  )
+
+  // Live: "1 week ago" counts back from the machine's clock, as the git dates written here do.
+  it.live('git.log takes since: "1 week ago" over MCP; text that is no date is refused, never handed to git', () =>
+    Effect.gen(function* () {
+      const root = yield* tree({ "a.txt": "one\n" })
+      const git = (args: ReadonlyArray<string>, daysAgo: number) =>
+        execFileSync("git", args, {
+          cwd: root,
+          env: {
+            PATH: process.env.PATH ?? "",
+            HOME: root,
+            GIT_CONFIG_GLOBAL: "/dev/null",
+            GIT_CONFIG_NOSYSTEM: "1",
+            GIT_AUTHOR_NAME: "Ada",
+            GIT_AUTHOR_EMAIL: "ada@example.com",
+            GIT_COMMITTER_NAME: "Ada",
+            GIT_COMMITTER_EMAIL: "ada@example.com",
+            GIT_AUTHOR_DATE: `@${Math.floor(Date.now() / 1000) - daysAgo * 86_400} +0000`,
+            GIT_COMMITTER_DATE: `@${Math.floor(Date.now() / 1000) - daysAgo * 86_400} +0000`
+          }
+        })
+      git(["init", "-q", "-b", "main"], 0)
+      git(["add", "a.txt"], 30)
+      git(["commit", "-q", "-m", "old work"], 30)
+      writeFileSync(join(root, "a.txt"), "two\n")
+      git(["commit", "-q", "-am", "this week's work"], 1)
+      const week = yield* mcpCall(root, "world_tools_git_log", { since: "1 week ago" })
+      assert.isFalse(week.isError, week.text)
+      assert.deepStrictEqual(
+        week.structured.commits.map((c: { subject: string }) => c.subject),
+        ["this week's work"]
+      )
+      assert.match(week.text, /^1 commit\n[0-9a-f]{7} .* Ada: this week's work/)
+      const month = yield* mcpCall(root, "world_tools_git_log", { since: "2 months ago" })
+      assert.strictEqual(month.structured.commits.length, 2)
+      const bad = yield* mcpCall(root, "world_tools_git_log", { since: "1 week ago; touch pwned" })
+      assert.isTrue(bad.isError)
+      assert.include(bad.text, '"1 week ago"')
     }).pipe(Effect.scoped)
   )
 })
