@@ -186,6 +186,9 @@ const fileList = (o: Json): string | undefined => {
   return joined(head, lines.join("\n"))
 }
 
+/** A modification time to the second (`2026-05-01T12:00:00Z`), as a listing shows it. */
+const toSecond = (iso: string) => iso.replace(/\.\d+Z$/, "Z")
+
 const fileGlob = (o: Json): string | undefined => {
   const files = arr(o.files)
   if (files === undefined || !isInt(o.totalMatches)) return undefined
@@ -194,7 +197,17 @@ const fileGlob = (o: Json): string | undefined => {
   if (o.truncated === true && by.includes("limit"))
     parts.push(`${files.length} shown (narrow the pattern or raise limit)`)
   if (by.includes("maxDepth")) parts.push("deeper directories were not searched (raise maxDepth)")
-  return joined(parts.join("; "), files.map(String).join("\n"))
+  // Each path with its size and time, when the result has them.
+  const entries = arr(o.entries)?.filter(isRecord)
+  const lines =
+    entries !== undefined && entries.length === files.length
+      ? entries.map((e) =>
+          isInt(e.size) && typeof e.modified === "string"
+            ? `${String(e.path)}  (${plural(e.size, "byte")}, ${toSecond(e.modified)})`
+            : String(e.path)
+        )
+      : files.map(String)
+  return joined(parts.join("; "), lines.join("\n"))
 }
 
 // ---------------------------------------------------------------------------

@@ -8,7 +8,7 @@
  * gets; the listings stay closed (`additionalProperties: false`).
  */
 import { execFileSync } from "node:child_process"
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
@@ -121,6 +121,39 @@ describe("the documents' names for reading, through the projections", () => {
       const bad = yield* mcpCall(root, "world_tools_git_log", { since: "1 week ago; touch pwned" })
       assert.isTrue(bad.isError)
       assert.include(bad.text, '"1 week ago"')
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("file.glob gives each path its size and time, ordered by sortBy, over MCP and HTTP", () =>
+    Effect.gen(function* () {
+      const root = yield* tree({ "src/old.ts": "x".repeat(300), "src/new.ts": "y", "src/mid.ts": "zz", "notes.md": "" })
+      const at = (s: number) => new Date(Date.UTC(2026, 4, 1, 12, 0, s))
+      for (const [f, s] of [
+        ["src/old.ts", 1],
+        ["src/mid.ts", 2],
+        ["src/new.ts", 3]
+      ] as const) {
+        utimesSync(join(root, f), at(s), at(s))
+      }
+      const r = yield* mcpCall(root, "world_tools_file_glob", { pattern: "**/*.ts", sortBy: "mtime" })
+      assert.isFalse(r.isError, r.text)
+      assert.strictEqual(
+        r.text,
+        [
+          "3 files matched",
+          "src/new.ts  (1 byte, 2026-05-01T12:00:03Z)",
+          "src/mid.ts  (2 bytes, 2026-05-01T12:00:02Z)",
+          "src/old.ts  (300 bytes, 2026-05-01T12:00:01Z)"
+        ].join("\n")
+      )
+      assert.deepStrictEqual(r.structured.entries[2], {
+        path: "src/old.ts",
+        size: 300,
+        modified: "2026-05-01T12:00:01.000Z"
+      })
+      const { url } = yield* serve({ root })
+      const h = yield* post(`${url}/v1/invoke/world.tools.file.glob`, { pattern: "src/*.ts", sortBy: "size" })
+      assert.deepStrictEqual(h.body.result.files, ["src/old.ts", "src/mid.ts", "src/new.ts"])
     }).pipe(Effect.scoped)
   )
 })
