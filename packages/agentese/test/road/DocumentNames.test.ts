@@ -156,4 +156,48 @@ describe("the documents' names for reading, through the projections", () => {
       assert.deepStrictEqual(h.body.result.files, ["src/old.ts", "src/mid.ts", "src/new.ts"])
     }).pipe(Effect.scoped)
   )
+
+  it.effect(
+    "search.grep takes paths, filePattern and excludePatterns and shows each match's column, over MCP and HTTP",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* tree({
+          "src/a.ts": "const x = 1 // TODO tidy\n",
+          "src/a.test.ts": "// TODO test\n",
+          "lib/b.ts": "  TODO: b\n",
+          "lib/b.js": "TODO js\n",
+          "docs/c.md": "TODO docs\n"
+        })
+        const r = yield* mcpCall(root, "world_tools_search_grep", {
+          pattern: "TODO",
+          paths: ["src", "lib"],
+          filePattern: "*.ts",
+          excludePatterns: ["*.test.ts"],
+          outputMode: "content",
+          context: 0
+        })
+        assert.isFalse(r.isError, r.text)
+        assert.strictEqual(
+          r.text,
+          ["2 matches in 2 files", "src/a.ts", "1:16:const x = 1 // TODO tidy", "", "lib/b.ts", "1:3:  TODO: b"].join(
+            "\n"
+          )
+        )
+        assert.strictEqual(r.structured.matches[0].matches[0].column, 16)
+        // Each of paths goes through the workspace check: a secret's name is refused whichever entry names it.
+        const secret = yield* mcpCall(root, "world_tools_search_grep", { pattern: "x", paths: ["src", ".env"] })
+        assert.isTrue(secret.isError)
+        assert.include(secret.text, '".env" names a secret file')
+        const outside = yield* mcpCall(root, "world_tools_search_grep", { pattern: "x", paths: ["src", "../"] })
+        assert.isTrue(outside.isError)
+        assert.include(outside.text, "OutsideWorkspace")
+        const { url } = yield* serve({ root })
+        const h = yield* post(`${url}/v1/invoke/world.tools.search.grep`, {
+          pattern: "TODO",
+          paths: ["docs", "lib"],
+          excludePatterns: ["*.js"]
+        })
+        assert.deepStrictEqual(h.body.result.files, ["docs/c.md", "lib/b.ts"])
+      }).pipe(Effect.scoped)
+  )
 })
