@@ -426,7 +426,7 @@ const collect = (mode: Mode, events: Stream.Stream<Event, Failure>): Effect.Effe
  * // => files [ 'src/a.ts' ] false
  * const content = await run({ pattern: "\\btotal\\b", outputMode: "content", context: 1 })
  * console.log(JSON.stringify(content.mode === "content" ? content.matches : []))
- * // => [{"path":"src/a.ts","matches":[{"line":2,"text":"export const total = x + 1","before":[{"line":1,"text":"const x = 1"}],"after":[]}]}]
+ * // => [{"path":"src/a.ts","matches":[{"line":2,"column":14,"text":"export const total = x + 1","before":[{"line":1,"text":"const x = 1"}],"after":[]}]}]
  * ```
  *
  * @category tools
