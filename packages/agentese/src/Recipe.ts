@@ -123,6 +123,12 @@ export const RecipeSchema = Schema.Struct({
   ),
   /** Whether shell commands may use the network (default false: the sandbox has none). */
   shellNetwork: Schema.optionalKey(Schema.Boolean),
+  /**
+   * The lines a `file.read` shows when the call names no end (`limit` or
+   * `endLine`): a persona's per-read budget (the `shared` profile's is the
+   * documents' 500; otherwise the tool's 2,000).
+   */
+  maxLines: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))),
   /** The largest result a call returns, in estimated tokens (characters / 4); a larger one goes to working memory. */
   resultBudgetTokens: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(100))),
   /**
