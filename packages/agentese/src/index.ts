@@ -11,6 +11,8 @@
 /** @since 0.2.0 */
 export * as Agent from "./Agent.ts"
 /** @since 0.2.0 */
+export * as AgentRuns from "./AgentRuns.ts"
+/** @since 0.2.0 */
 export * as Budget from "./Budget.ts"
 /** @since 0.2.0 */
 export * as Catalog from "./Catalog.ts"

@@ -41,6 +41,7 @@ import {
 import { Argument, CliError, CliOutput, Command, Flag } from "effect/cli"
 import { type AiError, LanguageModel } from "effect/ai"
 import * as Agent from "../Agent.ts"
+import * as AgentRuns from "../AgentRuns.ts"
 import * as Catalog from "../Catalog.ts"
 import * as Families from "../Families.ts"
 import * as Human from "../Human.ts"
@@ -1003,7 +1004,14 @@ const transcriptOf = (result: Agent.Result) => ({
 const agent = Command.make(
   "agent",
   {
-    task: Argument.String("task").pipe(Argument.withDescription("The task, in words")),
+    task: Argument.String("task").pipe(
+      Argument.withDescription("The task, in words (with --resume: what to tell the run, optional)"),
+      Argument.optional
+    ),
+    resume: Flag.String("resume").pipe(
+      Flag.withDescription("Go on with a run that waited on approvals (its id, as ugent agent printed it)"),
+      Flag.optional
+    ),
     steps: Flag.Int("steps").pipe(
       Flag.withDescription("The most steps (model responses, each with the calls it asks for); default 10"),
       Flag.withDefault(Agent.defaults.maxSteps)
@@ -1035,10 +1043,21 @@ const agent = Command.make(
         { ...flags, timeout: Option.none() },
         { stores: "sqlite", proofKey: true, profile: "local" }
       )
+      const resumed = Option.isSome(flags.resume)
+        ? yield* AgentRuns.load(setup.root, flags.resume.value).pipe(
+            Effect.mapError((e) => new UsageError({ problem: e.message }))
+          )
+        : undefined
+      if (resumed === undefined && Option.isNone(flags.task)) {
+        return yield* new UsageError({ problem: "No task: give one in words, or --resume <run> to go on with one." })
+      }
       const result = yield* onRoadWithModel(
         setup,
         Agent.run({
-          prompt: flags.task,
+          prompt:
+            resumed === undefined
+              ? Option.getOrThrow(flags.task)
+              : AgentRuns.resumePrompt(resumed, Option.getOrUndefined(flags.task)),
           maxSteps: flags.steps,
           maxTokens: Option.getOrUndefined(flags.maxTokens),
           timeout,
@@ -1053,7 +1072,15 @@ const agent = Command.make(
         return yield* new CallFailed({ path: "agent", tag: "AiError" })
       }
       const run = result.value
-      if (flags.json) yield* printJson(transcriptOf(run))
+      // A run whose calls wait on a person is kept, so it can go on once they answer.
+      const pending = AgentRuns.pendingOf(run)
+      const waiting = pending.length === 0 ? undefined : yield* AgentRuns.store(setup.root, run, pending)
+      if (waiting !== undefined && !flags.json) {
+        yield* Console.error(
+          `ugent: the run waits on ${pending.join(", ")}: answer with \`ugent approve ${pending.length === 1 ? pending[0] : "<id>"}\` (or --deny), then go on with \`ugent agent --resume ${waiting}\`.`
+        )
+      }
+      if (flags.json) yield* printJson({ ...transcriptOf(run), ...(waiting === undefined ? {} : { waiting, pending }) })
       else if (run._tag === "Complete") yield* Console.log(run.text)
       else {
         if (run.text.trim() !== "") yield* Console.log(run.text)
@@ -1076,6 +1103,10 @@ const agent = Command.make(
     {
       command: `ugent agent "Fix the typo in README.md" --trust L1 --steps 6 --timeout 2min --json`,
       description: "Allowed to write with a read proof; the whole transcript as JSON"
+    },
+    {
+      command: "ugent approve ap-1234 && ugent agent --resume run-1a2b3c4d5e6f",
+      description: "Go on with a run that waited on an approval, once it is answered"
     }
   ])
 )
