@@ -79,11 +79,17 @@ export const add = Tool.make({
       const paths = yield* Effect.forEach(input.paths, (p) =>
         p === "." || p === "./" ? Effect.succeed("") : located.toRepoPath(p)
       )
-      const secrets = paths.filter((p) => p !== "" && located.redact(p))
+      const limit = { limit: 100_000 }
+      const before = yield* backend.status(repo, limit)
+      // A secret is never staged: named, or found under a directory given (git would take it with the rest).
+      const under = (file: string) => paths.some((p) => p === "" || file === p || file.startsWith(`${p}/`))
+      const changed = [...before.unstaged.map((c) => c.path), ...before.untracked]
+      const secrets = [
+        ...new Set([...paths.filter((p) => p !== ""), ...changed.filter(under)].filter((p) => located.redact(p)))
+      ].sort()
       if (secrets.length > 0) {
         return yield* new GitWriteRefused({ operation: "add", reason: "secret-staged", names: secrets })
       }
-      const limit = { limit: 100_000 }
       if (input.dryRun === true) {
         const changes = yield* backend.diff(repo, {
           base: undefined,
@@ -92,7 +98,7 @@ export const add = Tool.make({
           paths: paths.filter((p) => p !== ""),
           ...(yield* located.diffOptions({}))
         })
-        return { status: yield* backend.status(repo, limit), dryRun: true as const, diff: renderChanges(changes) }
+        return { status: before, dryRun: true as const, diff: renderChanges(changes) }
       }
       return yield* exclusive(
         repo,

@@ -173,6 +173,12 @@ describe.skipIf(gate.skip)(`git writes${gate.note}`, () => {
       expect(r.head()).toBe(head)
       const added = await fail(r.dir, backend, GitAdd.add.run({ paths: ["config/../.env"] }))
       expect((added as { reason?: string }).reason).toBe("secret-staged")
+      // Staging everything would take an untracked key with it: refused, naming it, and nothing is staged.
+      r.git("reset", "-q")
+      r.write("keys/deploy.pem", "canary\n")
+      const all = await fail(r.dir, backend, GitAdd.add.run({ paths: ["."] }))
+      expect((all as { names?: ReadonlyArray<string> }).names).toEqual([".env", "keys/deploy.pem"])
+      expect(r.git("diff", "--cached", "--name-only")).toBe("")
     })
 
     it("an amend of a pushed commit is refused, naming the remote-tracking branch", async () => {
