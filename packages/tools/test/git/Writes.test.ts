@@ -11,7 +11,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Trust } from "@ugent/core"
-import { GitAdd, GitBackend, GitBranch, GitCommit, GitStash, GitSwitch, Workspace } from "@ugent/tools"
+import { Checkpoint, GitAdd, GitBackend, GitBranch, GitCommit, GitStash, GitSwitch, Workspace } from "@ugent/tools"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { backends, gitGate, Repo } from "./fixtures.ts"
@@ -77,7 +77,7 @@ const tree = (dir: string) =>
   Object.fromEntries(
     fs
       .readdirSync(dir, { recursive: true, encoding: "utf8" })
-      .filter((p) => !p.startsWith(".git") && fs.statSync(path.join(dir, p)).isFile())
+      .filter((p) => !p.startsWith(".git") && !p.startsWith(".ugent") && fs.statSync(path.join(dir, p)).isFile())
       .sort()
       .map((p) => [p, fs.readFileSync(path.join(dir, p), "utf8")])
   )
@@ -338,6 +338,59 @@ describe.skipIf(gate.skip)(`git writes${gate.note}`, () => {
     const refused = await fail(r.dir, "native", GitCommit.commit.run({ message: "Refused" }))
     expect(refused.message).toContain("hook")
     expect(r.head()).toBe(head)
+  })
+
+  it("a switch is a checkpoint: restoring it puts the working tree's files back", async () => {
+    const r = base()
+    r.git("checkout", "-q", "-b", "other")
+    r.write("src/a.ts", "export const a = 'other'\n")
+    r.remove("src/old.ts")
+    r.commit("On other")
+    r.git("checkout", "-q", "main")
+    const before = tree(r.dir)
+    const result = await Effect.runPromise(
+      Effect.gen(function* () {
+        const switched = yield* GitSwitch.switchBranch.run({ branch: "other" })
+        expect(tree(r.dir)).not.toEqual(before)
+        yield* Checkpoint.restore.run({ to: switched.checkpoint! })
+        return switched
+      }).pipe(Effect.provide(layers(r.dir, "native", true)))
+    )
+    expect(result.checkpoint).toBeTypeOf("string")
+    expect(tree(r.dir)).toEqual(before)
+  })
+
+  it("native: configuration in the server's environment (GIT_CONFIG_*) never reaches git", async () => {
+    const r = base()
+    const marker = path.join(r.dir, "env-hook-ran")
+    const hooks = fs.mkdtempSync(path.join(r.dir, "..", "git-write-env-hooks-"))
+    fs.writeFileSync(path.join(hooks, "pre-commit"), `#!/bin/sh\ntouch '${marker}'\n`, { mode: 0o755 })
+    const saved = { ...process.env }
+    Object.assign(process.env, {
+      GIT_CONFIG_COUNT: "1",
+      GIT_CONFIG_KEY_0: "core.hooksPath",
+      GIT_CONFIG_VALUE_0: hooks,
+      GIT_CONFIG_PARAMETERS: `'core.hooksPath'='${hooks}'`,
+      GIT_DIR: path.join(hooks, "elsewhere")
+    })
+    try {
+      r.write("src/a.ts", "env\n")
+      r.git("add", "src/a.ts")
+      const done = await run(r.dir, "native", GitCommit.commit.run({ message: "Env" }))
+      expect(done.commit!.hash).toBe(r.head())
+      expect(fs.existsSync(marker)).toBe(false)
+    } finally {
+      for (const k of [
+        "GIT_CONFIG_COUNT",
+        "GIT_CONFIG_KEY_0",
+        "GIT_CONFIG_VALUE_0",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_DIR"
+      ])
+        delete process.env[k]
+      Object.assign(process.env, saved)
+      fs.rmSync(hooks, { recursive: true, force: true })
+    }
   })
 
   it("a commit through a .git file that points outside the workspace is refused", async () => {

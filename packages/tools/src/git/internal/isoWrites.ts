@@ -95,8 +95,10 @@ export const makeIsoWrites = (onWrite: (repo: Repository) => void): GitWrites =>
                 }
                 for (const [file, , work, stage] of rows) {
                   if (work === 0 && stage !== 0) await git.remove({ ...at, filepath: file })
-                  else if (work !== 0 && work !== stage) await git.add({ ...at, filepath: file })
                 }
+                // Every file there is added again: the matrix compares contents, and a mode change alone is one too.
+                const present = rows.filter(([, , work]) => work !== 0).map(([file]) => file)
+                if (present.length > 0) await git.add({ ...at, filepath: present })
               }
             },
             (e): GitWriteRefused | PathNotInRepository | undefined =>
