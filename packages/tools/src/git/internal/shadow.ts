@@ -3,8 +3,8 @@
  * Git reads its configuration from the common directory
  * (`$GIT_COMMON_DIR/config`), so each repository gets a private "shadow"
  * common directory (mode 0700, under the system's temporary directory) whose
- * `config` ugent writes, and whose `refs`, `packed-refs`, `shallow`, `info`
- * (and `reftable`) are links to the repository's own, named through git's
+ * `config` ugent writes, and whose `refs`, `packed-refs`, `shallow`, `info`,
+ * `logs` (and `reftable`) are links to the repository's own, named through git's
  * working directory (`/proc/self/cwd/.git/refs`: git runs in the working
  * tree as opened); objects come through `GIT_OBJECT_DIRECTORY`, HEAD and the
  * index from the real `GIT_DIR`.
