@@ -336,7 +336,10 @@ describe.skipIf(gate.skip)(`git writes${gate.note}`, () => {
     r.git("add", "src/a.ts")
     const head = r.head()
     const refused = await fail(r.dir, "native", GitCommit.commit.run({ message: "Refused" }))
-    expect(refused.message).toContain("hook")
+    expect([(refused as { reason?: string }).reason, (refused as { names?: ReadonlyArray<string> }).names]).toEqual([
+      "hook-refused",
+      ["pre-commit"]
+    ])
     expect(r.head()).toBe(head)
   })
 

@@ -864,11 +864,9 @@ export const makeNative = (exec: Exec): Effect.Effect<GitBackendShape> =>
           )
           if (run.code !== 0) {
             // A pre-commit or commit-msg hook that exits with an error stops the commit, often saying nothing.
-            if (run.hooks.includes("pre-commit") || run.hooks.includes("commit-msg")) {
-              return yield* new GitFailed({
-                operation: "commit",
-                detail: `a hook of the repository (${run.hooks.join(", ")}) refused the commit or git failed after it; nothing was committed. Run git.status, fix what the hook checks, and commit again`
-              })
+            const checking = run.hooks.filter((h) => ["pre-commit", "prepare-commit-msg", "commit-msg"].includes(h))
+            if (checking.length > 0) {
+              return yield* new GitWriteRefused({ operation: "commit", reason: "hook-refused", names: checking })
             }
             return yield* failed("commit", run)
           }
