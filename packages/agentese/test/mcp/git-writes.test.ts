@@ -86,6 +86,17 @@ describe("git writes over MCP", () => {
     }).pipe(Effect.scoped, Effect.provide(Server.layer({ root: repo.root, trust: 3, stores: "memory" })))
   })
 
+  it.effect("an L1 caller is offered the git reads but no git write", () => {
+    const repo = repository()
+    return Effect.gen(function* () {
+      const client = yield* memoryClient()
+      const names = (yield* client.listTools()).tools.map((t) => t.name)
+      assert.include(names, "world_tools_git_status")
+      for (const verb of ["add", "commit", "branch", "switch", "stash"])
+        assert.notInclude(names, `world_tools_git_${verb}`)
+    }).pipe(Effect.scoped, Effect.provide(Server.layer({ root: repo.root, trust: 1, stores: "memory" })))
+  })
+
   it.effect(
     "at L2 each commit asks the person, showing the message and the staged diff; a denial commits nothing",
     () => {

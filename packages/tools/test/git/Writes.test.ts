@@ -11,7 +11,17 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Trust } from "@ugent/core"
-import { Checkpoint, GitAdd, GitBackend, GitBranch, GitCommit, GitStash, GitSwitch, Workspace } from "@ugent/tools"
+import {
+  Checkpoint,
+  GitAdd,
+  GitBackend,
+  GitBranch,
+  GitCommit,
+  GitStash,
+  GitStatus,
+  GitSwitch,
+  Workspace
+} from "@ugent/tools"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { backends, gitGate, Repo } from "./fixtures.ts"
@@ -394,6 +404,29 @@ describe.skipIf(gate.skip)(`git writes${gate.note}`, () => {
       Object.assign(process.env, saved)
       fs.rmSync(hooks, { recursive: true, force: true })
     }
+  })
+
+  it("a linked worktree inside the workspace: native git.status reads it (its links were folded to /proc/self/.git) and a commit lands on its branch; the isomorphic backend refuses the write", async () => {
+    const r = base()
+    r.git("worktree", "add", "-q", "-b", "side", "wt")
+    r.write("wt/side.txt", "side\n")
+    const main = r.head()
+    const read = await run(r.dir, "native", GitStatus.status.run({ repository: "wt" }))
+    expect([read.branch, read.untracked]).toEqual(["side", ["side.txt"]])
+    const done = await run(
+      r.dir,
+      "native",
+      Effect.gen(function* () {
+        yield* GitAdd.add.run({ repository: "wt", paths: ["wt/side.txt"] })
+        return yield* GitCommit.commit.run({ repository: "wt", message: "On the side" })
+      })
+    )
+    expect(done.commit!.branch).toBe("side")
+    expect(r.git("rev-parse", "side").trim()).toBe(done.commit!.hash)
+    expect(r.head()).toBe(main)
+    r.write("wt/side.txt", "side, again\n")
+    const iso = await fail(r.dir, "isomorphic", GitAdd.add.run({ repository: "wt", paths: ["wt/side.txt"] }))
+    expect((iso as { reason?: string }).reason).toBe("linked-worktree")
   })
 
   it("a commit through a .git file that points outside the workspace is refused", async () => {

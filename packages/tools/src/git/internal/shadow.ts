@@ -183,12 +183,11 @@ export const makeShadows = (parse: (config: Uint8Array) => Effect.Effect<Uint8Ar
           await fsp.writeFile(path.join(dir, "config"), shadowConfig(kept), { mode: 0o600, flag: "wx" })
           // git runs in the working tree as opened (see `native.ts`): through its own working directory the links
           // reach that repository's refs, not whatever its path names by the time git reads them (threat 44).
-          const base = procFd
-            ? path.join("/proc/self/cwd", path.relative(repo.workTree, repo.commonDir))
-            : repo.commonDir
+          // Joined as text: path.join would fold a linked worktree's `../.git` into `/proc/self/.git`.
+          const base = procFd ? `/proc/self/cwd/${path.relative(repo.workTree, repo.commonDir)}` : repo.commonDir
           // `logs` too: a write's reflog (a stash's entries live there) goes to the repository's own.
           for (const name of ["refs", "packed-refs", "shallow", "info", "reftable", "logs"]) {
-            await fsp.symlink(path.join(base, name), path.join(dir, name))
+            await fsp.symlink(`${base}/${name}`, path.join(dir, name))
           }
           return dir
         },
