@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Trust } from "@ugent/core"
 import {
   Checkpoint,
+  Checkpoints,
   GitAdd,
   GitBackend,
   GitBranch,
@@ -371,6 +372,27 @@ describe.skipIf(gate.skip)(`git writes${gate.note}`, () => {
     )
     expect(result.checkpoint).toBeTypeOf("string")
     expect(tree(r.dir)).toEqual(before)
+  })
+
+  it("native: a pop stopped by a conflict is refused, and its checkpoint takes back the file it wrote", async () => {
+    const r = base()
+    r.write("src/a.ts", "export const a = 'stashed'\n")
+    r.git("stash", "push", "-q")
+    r.write("src/a.ts", "export const a = 'committed'\n")
+    r.git("add", "src/a.ts")
+    r.commitStaged("Meanwhile")
+    const restored = await Effect.runPromise(
+      Effect.gen(function* () {
+        const e = yield* Effect.flip(GitStash.stash.run({ action: "pop" }))
+        expect([e._tag, (e as { reason?: string }).reason]).toEqual(["GitWriteRefused", "conflicted"])
+        expect(r.read("src/a.ts")).toContain("<<<<<<<")
+        const [newest] = yield* Checkpoints.list
+        expect(newest!.files.map((f) => f.path)).toEqual(["src/a.ts"])
+        return yield* Checkpoint.restore.run({ to: newest!.id })
+      }).pipe(Effect.provide(layers(r.dir, "native", true)))
+    )
+    expect(restored.files.map((f) => f.path)).toEqual(["src/a.ts"])
+    expect(r.read("src/a.ts")).toBe("export const a = 'committed'\n")
   })
 
   it("native: configuration in the server's environment (GIT_CONFIG_*) never reaches git", async () => {

@@ -77,14 +77,20 @@ export const validBranchName = (name: string): boolean =>
   !forbidden.test(name) &&
   name.split("/").every((part) => part !== "" && !part.startsWith(".") && !part.endsWith(".lock"))
 
-/** Runs a write that changes the working tree, kept as one checkpoint when the workspace keeps them. */
+/**
+ * Runs a write that changes the working tree, kept as one checkpoint when
+ * the workspace keeps them: a failed one too (a pop stopped by a conflict
+ * has written files), so a restore can take back what it did.
+ */
 export const captured = <A, E, R>(
   ws: Workspace.WorkspaceShape,
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<readonly [A, string | undefined], E | StateError, R> =>
   ws.checkpoints === undefined
     ? Effect.map(effect, (a) => [a, undefined] as const)
-    : Effect.map(ws.checkpoints.capture(effect), ([a, entry]) => [a, entry?.id] as const)
+    : Effect.flatMap(ws.checkpoints.capture(Effect.result(effect)), ([result, entry]) =>
+        result._tag === "Success" ? Effect.succeed([result.success, entry?.id] as const) : Effect.fail(result.failure)
+      )
 
 const prefix = { context: " ", add: "+", delete: "-" } as const
 
