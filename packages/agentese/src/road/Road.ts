@@ -369,7 +369,11 @@ export const make = (services: Services): Road => {
       const traced = Context.add(caller.runContext(admitted.runAt), Traced.CurrentTrace, Option.some(trace))
       // The call's id and path go with the checkpoint of each file it changes.
       const context = route.progress
-        ? Context.add(traced, Checkpoints.CurrentCall, { id: trace.id, tool: route.path })
+        ? Context.add(traced, Checkpoints.CurrentCall, {
+            id: trace.id,
+            tool: route.path,
+            ...(caller.session === undefined ? {} : { session: caller.session })
+          })
         : traced
       // The caller's progress reporter, when one listens, reaches the tool (a mounted server's notifications).
       const output = yield* Effect.provideContext(

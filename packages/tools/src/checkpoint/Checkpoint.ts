@@ -146,8 +146,9 @@ export const RestoreOutput = Schema.Struct({
 })
 
 /**
- * Undoing another caller's checkpoint takes back their work, so it needs
- * what overwriting (or removing) those files needs: for each file such a
+ * Undoing another caller's checkpoint (another observer, or another session
+ * of the same one: two MCP clients of one server) takes back their work, so
+ * it needs what overwriting (or removing) those files needs: for each file such a
  * checkpoint changed that is there now, a proof of a whole read of its
  * current content among `proofs`; without them, L2 and a confirmation.
  * A caller's own checkpoints need nothing more.
@@ -160,7 +161,11 @@ const requireOwnOrRead = (
   Effect.gen(function* () {
     const observer = yield* Effect.serviceOption(Observer.Observer)
     const me = Option.isSome(observer) ? observer.value.id : "anonymous"
-    const theirs = undone.filter((c) => c.caller !== me)
+    // Every connection of one server is the server's observer: its session tells two MCP clients apart.
+    const session = (yield* Checkpoints.CurrentCall)?.session
+    const theirs = undone.filter(
+      (c) => c.caller !== me || (c.session !== undefined && session !== undefined && c.session !== session)
+    )
     if (theirs.length === 0) return
     const files = [...new Set(theirs.flatMap((c) => c.files.map((f) => f.path)))].sort()
     const unread: Array<string> = []
