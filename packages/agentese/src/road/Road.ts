@@ -380,7 +380,11 @@ export const make = (services: Services): Road => {
       const traced = Context.add(caller.runContext(admitted.runAt), Traced.CurrentTrace, Option.some(trace))
       // The call's id and path go with the checkpoint of each file it changes.
       const called = route.progress
-        ? Context.add(traced, Checkpoints.CurrentCall, { id: trace.id, tool: route.path })
+        ? Context.add(traced, Checkpoints.CurrentCall, {
+            id: trace.id,
+            tool: route.path,
+            ...(caller.session === undefined ? {} : { session: caller.session })
+          })
         : traced
       // An approved call's writes check, under each file's lock, that it holds the approved bytes.
       const context = approved === undefined ? called : Approval.provide(called, approved)
