@@ -138,12 +138,16 @@ export const callToolJson = (
     return {
       content: [{ type: "text", text: Render.failure(outcome.error, audience) }],
       isError: true,
-      _meta: {
-        [MetaKeys.path]: outcome.path,
-        [MetaKeys.callId]: outcome.callId,
-        [MetaKeys.kind]: outcome.kind,
-        [MetaKeys.error]: outcome.error
-      }
+      // A client that hands its model the whole failed result (Gemini CLI) gets the text alone, not its JSON twice.
+      _meta:
+        Budget.clientNamed(audience.client)?.readsRawErrors === true
+          ? {}
+          : {
+              [MetaKeys.path]: outcome.path,
+              [MetaKeys.callId]: outcome.callId,
+              [MetaKeys.kind]: outcome.kind,
+              [MetaKeys.error]: outcome.error
+            }
     }
   }
   const modelText = outcome.modelText
@@ -474,7 +478,12 @@ export const connect = (options: {
       })
     const audienceOf = (r: Ready): Render.Audience => {
       if (audience === undefined) {
-        audience = Render.audience({ client, tools: r.offers.map((o) => ({ path: o.path, name: o.name })) })
+        // Hints name tools as this client lists them, under the name its configuration gives the server.
+        audience = Render.audience({
+          client,
+          tools: r.offers.map((o) => ({ path: o.path, name: o.name })),
+          toolName: (path) => Budget.listedName(client, options.info.name, Catalog.toolName(path))
+        })
       }
       return audience
     }
