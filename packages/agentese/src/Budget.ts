@@ -156,12 +156,13 @@ const tightest = (limits: ReadonlyArray<Limit>): Limit => {
     const values = limits.map(pick).filter((v): v is number => v !== undefined)
     return values.length === 0 ? undefined : Math.min(...values)
   }
-  return {
+  const bounds = {
     chars: min((l) => l.chars),
     bytes: min((l) => l.bytes),
     jsonBytes: min((l) => l.jsonBytes),
     lines: min((l) => l.lines)
   }
+  return Object.fromEntries(Object.entries(bounds).filter(([, v]) => v !== undefined))
 }
 
 /**
@@ -172,7 +173,7 @@ const tightest = (limits: ReadonlyArray<Limit>): Limit => {
  * ```ts
  * import { Budget } from "@ugent/agentese"
  * console.log(Budget.strictest)
- * // => { chars: 40000, bytes: 51200, jsonBytes: 40000, lines: 2000 }
+ * // => { chars: 40000, bytes: 11000, lines: 2000 }
  * ```
  *
  * @category constants
@@ -309,7 +310,7 @@ export const tokensOf = (limit: Limit): number => {
  * ```ts
  * import { Budget } from "@ugent/agentese"
  * console.log(Budget.describe(Budget.strictest))
- * // => 40,000 characters, 51,200 bytes, 40,000 bytes as JSON, 2,000 lines
+ * // => 40,000 characters, 11,000 bytes, 2,000 lines
  * ```
  *
  * @category describing
