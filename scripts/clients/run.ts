@@ -26,12 +26,13 @@ const only = arg("only")?.split(",")
 const tap = fileURLToPath(new URL("tap.ts", import.meta.url))
 const canary = "sk-canary-never-reaches-a-model"
 
-/** A directory's size in bytes (its files, links not followed). */
-const sizeOf = (path: string): number => {
+/** A directory's size in bytes (its files, links not followed, a file linked twice counted once, as `du` does). */
+const sizeOf = (path: string, seen = new Set<string>()): number => {
   const s = lstatSync(path, { throwIfNoEntry: false })
-  if (s === undefined || s.isSymbolicLink()) return 0
-  if (!s.isDirectory()) return s.size
-  return readdirSync(path).reduce((sum, name) => sum + sizeOf(join(path, name)), 0)
+  if (s === undefined || s.isSymbolicLink() || seen.has(`${s.dev}:${s.ino}`)) return 0
+  seen.add(`${s.dev}:${s.ino}`)
+  if (!s.isDirectory()) return s.blocks * 512
+  return readdirSync(path).reduce((sum, name) => sum + sizeOf(join(path, name), seen), 0)
 }
 
 interface Installed {
@@ -90,6 +91,7 @@ interface Setup {
 interface Client {
   readonly key: string
   readonly title: string
+  /** The package and the version measured (a newer one may pass its model results otherwise: run it again). */
   readonly pkg: string
   readonly bin: string
   /** Writes the client's configuration (as its documentation gives it) and says how to start it. */
@@ -104,7 +106,7 @@ const clients: ReadonlyArray<Client> = [
   {
     key: "claude",
     title: "Claude Code",
-    pkg: "@anthropic-ai/claude-code",
+    pkg: "@anthropic-ai/claude-code@2.1.332",
     bin: "claude",
     setup: ({ bin, home, url, mcp }) => {
       const config = join(home, "mcp.json")
@@ -128,7 +130,7 @@ const clients: ReadonlyArray<Client> = [
   {
     key: "codex",
     title: "Codex CLI",
-    pkg: "@openai/codex",
+    pkg: "@openai/codex@0.171.0",
     bin: "codex",
     setup: ({ bin, home, work, url, mcp }) => {
       const codexHome = join(home, ".codex")
@@ -167,7 +169,7 @@ const clients: ReadonlyArray<Client> = [
   {
     key: "gemini",
     title: "Gemini CLI",
-    pkg: "@google/gemini-cli",
+    pkg: "@google/gemini-cli@0.61.0",
     bin: "gemini",
     setup: ({ bin, home, url, mcp }) => {
       const settings = join(home, ".gemini")
@@ -177,7 +179,7 @@ const clients: ReadonlyArray<Client> = [
         JSON.stringify(
           {
             security: { auth: { selectedType: "gemini-api-key" } },
-            mcpServers: { ugent: { command: mcp[0], args: mcp.slice(1), timeout: 600000, trust: true } }
+            mcpServers: { ugent: { command: mcp[0], args: mcp.slice(1), trust: true } }
           },
           null,
           2
@@ -198,7 +200,7 @@ const clients: ReadonlyArray<Client> = [
   {
     key: "opencode",
     title: "opencode",
-    pkg: "opencode-ai",
+    pkg: "opencode-ai@1.18.33",
     bin: "opencode",
     setup: ({ bin, home, work, url, mcp }) => {
       const config = join(home, "opencode.json")
@@ -349,6 +351,7 @@ const main = async () => {
   const model: Model = await start()
   const table: Array<Row> = []
   const notes: Array<string> = []
+  const sessions: Array<Record<string, unknown>> = []
   try {
     for (const client of clients.filter((c) => only === undefined || only.includes(c.key))) {
       const installed = await install(client.key, [client.pkg], client.bin)
@@ -390,6 +393,17 @@ const main = async () => {
       table.push(...rows)
       const leaked = conversation?.exchanges.some((e) => seenText(e.result).includes(canary)) === true
       const edited = readFileSync(join(work, "notes.md"), "utf8").includes("status: done")
+      sessions.push({
+        client: client.title,
+        exit: result.code,
+        seconds: Math.round(result.seconds),
+        installSeconds: installed.seconds,
+        megabytes: installed.megabytes,
+        toolsListed: conversation?.tools.length ?? 0,
+        calls: sent.length,
+        edited,
+        leaked
+      })
       notes.push(
         `${client.title} ${installed.bin.split("/node_modules/")[0]}: exit ${result.code} in ${result.seconds.toFixed(0)} s; ` +
           `install ${installed.seconds === undefined ? "(already installed)" : `${installed.seconds.toFixed(1)} s`}, ${installed.megabytes} MB; ` +
@@ -410,7 +424,7 @@ const main = async () => {
     )
   ]
   console.log(`\n${lines.join("\n")}\n\n${notes.map((n) => `- ${n}`).join("\n")}`)
-  writeFileSync(join(dir, "results.json"), JSON.stringify({ table, notes }, null, 2))
+  writeFileSync(join(dir, "results.json"), JSON.stringify({ table, sessions, notes }, null, 2))
 }
 
 await main()
