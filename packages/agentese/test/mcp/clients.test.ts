@@ -208,6 +208,12 @@ describe("a budget per client (issue 27)", () => {
       )
     const client = await start()
     try {
+      // The instructions name the tools as Claude Code lists them, too.
+      assert.include(client.getInstructions(), "read it in parts with mcp__ugent__self_memory_read")
+      assert.include(
+        client.getInstructions(),
+        "so mcp__ugent__world_tools_file_write and mcp__ugent__world_tools_file_edit"
+      )
       const read = (await client.callTool({
         name: "world_tools_file_read",
         arguments: { path: "README.md" }

@@ -580,7 +580,10 @@ export const connect = (options: {
             protocolVersion: protocol,
             capabilities: { logging: {}, tools: { listChanged: false } },
             serverInfo: { name: options.info.name, version: options.info.version },
-            instructions: options.info.instructions
+            // The tools the instructions name, as this client lists them.
+            instructions: options.info.instructions.replace(/(?<![\w.])(?:world|self)_\w+/g, (tool) =>
+              Budget.listedName(client, options.info.name, tool)
+            )
           })
           // A client that reports roots is asked for them once it has initialized; any other's road is made now.
           return capabilities.roots === undefined ? Effect.as(start, reply) : Effect.succeed(reply)
