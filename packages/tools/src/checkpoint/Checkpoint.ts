@@ -93,7 +93,7 @@ const ListInput = Schema.Struct({
 export const list = Tool.make({
   name: "checkpoint.list",
   description:
-    "List the workspace's checkpoints, newest first: each write, edit, shell command or restore that changed files, with the files, the caller and the time. Pass an id to self.tools.checkpoint.restore to undo it and everything after it.",
+    "List the workspace's checkpoints, newest first: each write, edit, shell command or restore that changed files, with the files, caller and time. self.tools.checkpoint.restore undoes one and all after it.",
   input: ListInput,
   output: Schema.Struct({ checkpoints: Schema.Array(Listed), total: Schema.Int }),
   failure: Schema.Union([...storeErrors]),
@@ -112,13 +112,12 @@ export const list = Tool.make({
 
 const RestoreInput = Schema.Struct({
   to: Schema.String.check(Schema.isNonEmpty()).annotate({
-    description:
-      "The id of the checkpoint to undo, with every checkpoint after it (from self.tools.checkpoint.list): the workspace goes back to how it was before it."
+    description: "The id (from self.tools.checkpoint.list) of the first checkpoint to undo."
   }),
   proofs: Schema.optionalKey(
     Schema.Array(ReadProof.ReadProofFromToken).annotate({
       description:
-        "Proof tokens of whole-file reads (world.tools.file.read) of files someone changed since, or that another caller's checkpoints in the range changed: their current content may then be overwritten."
+        "Proofs of whole-file reads of the files changed since, or by another caller: they may then be overwritten."
     })
   )
 })
@@ -205,7 +204,7 @@ const requireOwnOrRead = (
 export const restore = Tool.make({
   name: "checkpoint.restore",
   description:
-    'Undo a checkpoint and every later one: each file they changed gets back the content it had before (created files are removed, deleted ones come back). All or nothing; refused, naming the files, if one changed since (pass "proofs" of reading them to overwrite) or is now a link or a directory. Undoing another caller\'s checkpoints needs proofs of reading the files they changed (or L2). The restore is a checkpoint too, so it can be undone.',
+    'Undo a checkpoint and every later one: each file gets back its content from before (created files go, deleted ones come back). All or nothing; refused, naming the files, if one changed since or was changed by another caller (pass "proofs" of reading them), or is now a link or a directory. A restore is a checkpoint too.',
   input: RestoreInput,
   output: RestoreOutput,
   failure: Schema.Union([

@@ -52,12 +52,12 @@ export const Input = Schema.Struct({
   ),
   sort: Schema.optionalKey(
     Schema.Literals(["name", "modified", "size"]).annotate({
-      description: "Order: by path (default), newest first, or largest first; ties by path."
+      description: "Order: by path (default), newest or largest first."
     })
   ),
   sortBy: Schema.optionalKey(
     Schema.Literals(["name", "mtime", "size"]).annotate({
-      description: "Order, as sort (give one of the two): name (default), mtime (newest first) or size (largest first)."
+      description: "Order, as sort (give one): name, mtime or size."
     })
   ),
   limit: Schema.optionalKey(
@@ -262,7 +262,7 @@ const byPath = (a: Match, b: Match) => (a.relative < b.relative ? -1 : a.relativ
 export const glob = Tool.make({
   name: "file.glob",
   description:
-    "Find files by glob pattern (e.g. **/*.ts), relative to the workspace root or `path`, each with its size and modification time. Sorted by path (or with sortBy mtime/size, newest/largest first); node_modules, .git, dist and build are skipped. Searches maxDepth (default 10) directory levels; truncatedBy says when the limit or maxDepth left matches out.",
+    "Find files by glob pattern (e.g. **/*.ts) under the root or `path`, each with its size and modification time, by path or sortBy. node_modules, .git, dist and build are skipped; maxDepth levels (default 10); truncatedBy says when matches were left out.",
   input: Input,
   output: Output,
   failure: Failure,

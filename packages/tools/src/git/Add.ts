@@ -65,7 +65,7 @@ export type Output = typeof Output.Type
 export const add = Tool.make({
   name: "git.add",
   description:
-    'Stage files for the next commit (git add): new, changed and removed files; a directory stages what is under it, "." everything. Secrets (.env, keys, credential stores) and ignored files are refused. Returns git status after staging; dryRun shows the changes that would be staged.',
+    'Stage files for the next commit (git add); a directory stages what is under it, "." everything. Secrets (.env, keys) and ignored files are refused. Returns git status; dryRun shows what would be staged.',
   input: Input,
   output: Output,
   failure: WriteFailure,

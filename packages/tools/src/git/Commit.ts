@@ -106,7 +106,7 @@ const all = { limit: 100_000 }
 export const commit = Tool.make({
   name: "git.commit",
   description:
-    "Commit what is staged (stage with world.tools.git.add), with the message as given. Refused when nothing is staged, when a staged file is a secret (.env, keys, credential stores: the names file.read refuses), or for amend when HEAD is already pushed (on a remote-tracking branch) or is someone else's commit. The repository's hooks run; --no-verify, signing, editors and config changes are never used. Returns the commit and git status after it; dryRun shows what would be committed.",
+    "Commit what is staged (world.tools.git.add stages). Refused when nothing is staged, a staged file is a secret (.env, keys), or for amend when HEAD is pushed or someone else's. Hooks run; --no-verify is never used. Returns the commit and git status; dryRun shows what would be committed.",
   input: Input,
   output: Output,
   failure: WriteFailure,

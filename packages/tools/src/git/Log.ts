@@ -71,7 +71,7 @@ export const Input = Schema.Struct({
   since: Schema.optionalKey(
     Schema.String.annotate({
       description:
-        'Only commits made at or after this date: ISO 8601 ("2024-05-01", UTC unless an offset is given) or relative ("1 week ago", "3 days ago", "yesterday").'
+        'Only commits at or after this date: ISO 8601 ("2024-05-01") or relative ("1 week ago", "yesterday").'
     })
   ),
   until: Schema.optionalKey(
@@ -180,7 +180,7 @@ const textOption = (tool: string, name: string, value: string | undefined) =>
 export const log = Tool.make({
   name: "git.log",
   description:
-    'List commits, newest first: hash, author, ISO date, message, files changed and line statistics. Filter by path, date window (since/until: ISO dates or "1 week ago"), author or message text; limit defaults to 20 (at most 100) and truncated says when more matched. includeDiff adds each commit\'s diff.',
+    "List commits, newest first: hash, author, date, message, files changed and statistics. Filter by path, since/until, author or message text; limit defaults to 20; includeDiff adds each diff.",
   input: Input,
   output: Output,
   failure: Failure,

@@ -64,7 +64,7 @@ export type Output = typeof Output.Type
 export const stash = Tool.make({
   name: "git.stash",
   description:
-    'Put uncommitted changes to tracked files aside (action "push"), bring the newest back ("pop"), or list entries ("list"). Untracked files are left alone; nothing is dropped or cleared. Push and pop are checkpoints (undo with self.tools.checkpoint.restore). Returns the entries and git status after it.',
+    'Put changes to tracked files aside ("push"), bring the newest back ("pop"), or "list". Nothing is dropped. Push and pop are checkpoints (self.tools.checkpoint.restore undoes them). Returns the entries and git status.',
   input: Input,
   output: Output,
   failure: WriteFailure,

@@ -68,7 +68,7 @@ export type Output = typeof Output.Type
 export const switchBranch = Tool.make({
   name: "git.switch",
   description:
-    "Switch to a local branch (create: true makes it at HEAD first). Refused, naming the files, when uncommitted changes or untracked files would be overwritten; nothing is discarded. The files it changes are a checkpoint (undo with self.tools.checkpoint.restore). Returns git status after it; dryRun shows what it would change.",
+    "Switch to a local branch (create: true makes it at HEAD first). Refused, naming the files, when local changes would be overwritten. A checkpoint (undo with self.tools.checkpoint.restore). Returns git status; dryRun shows what would change.",
   input: Input,
   output: Output,
   failure: WriteFailure,

@@ -435,7 +435,7 @@ const collect = (mode: Mode, events: Stream.Stream<Event, Failure>): Effect.Effe
 export const grep = Tool.make({
   name: "search.grep",
   description:
-    "Search file contents with a regular expression (ripgrep syntax, case-insensitive unless caseSensitive). outputMode: files (default), content (matching lines with line, column and context), count. Search path, or several paths. Respects .gitignore; skips hidden and binary files. Filter with glob (or filePattern), excludePatterns or type; results are capped by maxMatches (default 100).",
+    "Search file contents with a regular expression (ripgrep syntax, case-insensitive unless caseSensitive) in path or paths. outputMode: files (default), content (lines with line, column and context), count. Respects .gitignore; skips hidden and binary files. At most maxMatches results (default 100).",
   input: Input,
   output: Output,
   failure: Failure,
