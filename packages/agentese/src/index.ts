@@ -13,6 +13,8 @@ export * as Agent from "./Agent.ts"
 /** @since 0.2.0 */
 export * as Budget from "./Budget.ts"
 /** @since 0.2.0 */
+export * as Callers from "./Callers.ts"
+/** @since 0.2.0 */
 export * as Catalog from "./Catalog.ts"
 /** @since 0.1.0 */
 export * as Events from "./Events.ts"

@@ -41,6 +41,7 @@ import {
 import { Argument, CliError, CliOutput, Command, Flag } from "effect/cli"
 import { type AiError, LanguageModel } from "effect/ai"
 import * as Agent from "../Agent.ts"
+import * as Callers from "../Callers.ts"
 import * as Catalog from "../Catalog.ts"
 import * as Families from "../Families.ts"
 import * as Human from "../Human.ts"
@@ -888,6 +889,29 @@ const mcp = Command.make(
   ])
 )
 
+/** A callers file and the flags that would silently override it, or a shell no caller's level may have. */
+const callersFit = (callers: ReadonlyArray<Callers.Configured>, options: Server.Options) =>
+  Effect.gen(function* () {
+    const own = (key: "rateLimits" | "resultBudgetTokens") =>
+      callers.filter((c) => c.recipe[key] !== undefined && c.recipe[key] !== options.recipe?.[key]).map((c) => c.id)
+    if (options.limits?.caller !== undefined && own("rateLimits").length > 0) {
+      return yield* new UsageError({
+        problem: `--rate-caller would override the rate limits of ${own("rateLimits").join(", ")} in the callers file: give each caller its limits in the file, or drop the flag.`
+      })
+    }
+    if (options.budgetTokens !== undefined && own("resultBudgetTokens").length > 0) {
+      return yield* new UsageError({
+        problem: `--budget would override the result budget of ${own("resultBudgetTokens").join(", ")} in the callers file: give each caller its budget in the file, or drop the flag.`
+      })
+    }
+    const below = callers.filter((c) => c.trust !== 3).map((c) => c.id)
+    if (options.unsandboxed !== undefined && below.length > 0) {
+      return yield* new UsageError({
+        problem: `An unsandboxed shell is served only to L3 callers, and ${below.join(", ")} are not L3.`
+      })
+    }
+  })
+
 const serve = Command.make(
   "serve",
   {
@@ -899,14 +923,26 @@ const serve = Command.make(
       Flag.withDescription("The address to bind (default 127.0.0.1: loopback only)"),
       Flag.withDefault("127.0.0.1")
     ),
+    callers: Flag.String("callers").pipe(
+      Flag.withDescription(
+        "A callers file (JSON): several callers on this server, each named by its own bearer token (stored as its SHA-256, or read from an environment variable or a file), each with its trust level, recipe, rate limits and result budget"
+      ),
+      Flag.optional
+    ),
     outputSchemas,
     ...common
   },
   (flags) =>
     Effect.gen(function* () {
       const options = yield* setupOf(flags, { stores: "sqlite", proofKey: true, profile: "team" })
+      const callers = Option.isSome(flags.callers)
+        ? yield* Callers.load(resolve(flags.callers.value), { base: options.recipe }).pipe(
+            Effect.mapError((e) => new UsageError({ problem: e.message }))
+          )
+        : undefined
+      if (callers !== undefined) yield* callersFit(callers, options)
       const [Http, Mcp, HttpServer] = yield* Effect.all([loadHttp, loadMcp, loadHttpServer])
-      if (!Http.isLoopback(flags.host) && process.env.UGENT_TOKEN === undefined) {
+      if (!Http.isLoopback(flags.host) && process.env.UGENT_TOKEN === undefined && callers === undefined) {
         yield* Console.error(
           `ugent: warning: ${flags.host} is not a loopback address; whoever reaches it calls as "${options.observerId}" at L${options.trust} (set UGENT_TOKEN to require a token).`
         )
@@ -914,7 +950,7 @@ const serve = Command.make(
       const token = process.env.UGENT_TOKEN === "" ? undefined : process.env.UGENT_TOKEN
       const approverToken = process.env.UGENT_APPROVER_TOKEN === "" ? undefined : process.env.UGENT_APPROVER_TOKEN
       const app = Http.serve(
-        { ...options, port: flags.port, host: flags.host, token, approverToken },
+        { ...options, port: flags.port, host: flags.host, token, approverToken, callers },
         Mcp.layerHttp({ path: "/mcp", askPending: approverToken !== undefined, outputSchemas: flags.outputSchemas })
       )
       yield* Effect.scoped(
@@ -924,6 +960,12 @@ const serve = Command.make(
           yield* Console.error(
             `ugent: serving ${url} (API ${url}/v1, OpenAPI ${url}/v1/openapi.json, MCP ${url}/mcp) as ${options.observerId} at L${options.trust}, root ${options.root}${token !== undefined ? ", token required" : ""}`
           )
+          // Who may call, by id and level: a token is never printed.
+          if (callers !== undefined) {
+            yield* Console.error(
+              `ugent: callers by their tokens: ${callers.map((c) => `${c.id} (L${c.trust}${c.recipe.rateLimits?.perMinute !== undefined ? `, ${c.recipe.rateLimits.perMinute}/min` : ""})`).join(", ")}${token === undefined ? "; every request needs a caller's token" : ""}`
+            )
+          }
           const settings = Profile.settings(options.recipe ?? {}, Server.overridesOf(options), "team")
           yield* Console.error(`ugent: ${Profile.describe(settings)}`)
           // Which profile runs, and why: the default is said as such, with the others to choose from.

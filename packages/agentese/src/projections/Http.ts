@@ -6,7 +6,8 @@
  * OpenAPI document is at `GET /v1/openapi.json`.
  *
  * The caller (observer, trust level, recipe) is the server's configuration:
- * nothing in a request (headers, body fields) changes who calls. The server
+ * nothing in a request (headers, body fields) changes who calls, but its
+ * credential, when the server has several callers (`Callers`). The server
  * binds to loopback by default and refuses requests whose `Host` is not a
  * loopback name (DNS rebinding) or that carry a foreign `Origin` (a web page
  * posting to the local server).
@@ -51,6 +52,7 @@ import {
   OpenApi
 } from "effect/http-api"
 import { AuditStore } from "@ugent/wrappers"
+import * as Callers from "../Callers.ts"
 import * as Catalog from "../Catalog.ts"
 import * as Human from "../Human.ts"
 import * as Profile from "../Profile.ts"
@@ -405,6 +407,14 @@ export interface Options {
   readonly approverToken?: string | undefined
   /** The interval of the keep-alive comments on `/v1/events` (default 15 s). */
   readonly heartbeat?: Duration.Input | undefined
+  /**
+   * Callers named by their own tokens (see `Callers`): a request presenting
+   * one calls as that caller, with its trust level, recipe, limits and
+   * budget, on the JSON API and the MCP endpoint. With callers, every request
+   * needs a credential: a caller's, the server's `token` (the configured
+   * observer) or the approver's.
+   */
+  readonly callers?: ReadonlyArray<Callers.Configured> | undefined
 }
 
 /**
@@ -486,6 +496,7 @@ export const guard = (options: Options = {}): Layer.Layer<never, never, HttpRout
   const origins = new Set(options.allowedOrigins ?? [])
   const token = options.token === "" ? undefined : options.token
   const approverToken = options.approverToken === "" ? undefined : options.approverToken
+  const callers = options.callers ?? []
   // Every body read under the router is bounded, whichever route reads it (a route may set its own).
   const maxBody = ByteSize.bytes(options.maxBodyBytes ?? 1024 * 1024)
   return HttpRouter.middleware(
@@ -503,12 +514,17 @@ export const guard = (options: Options = {}): Layer.Layer<never, never, HttpRout
             )
           )
         }
-        if (token !== undefined) {
-          // Admission: the agents' token, or the approver's (whose own routes check it again, as matched).
+        let caller: Callers.Configured | undefined
+        if (token !== undefined || callers.length > 0) {
+          // Admission: a caller's token (who calls), the agents' token, or the approver's (whose own routes check it
+          // again, as matched).
           const given = bearerOf(request.headers.authorization)
+          caller = given === undefined ? undefined : Callers.identify(callers, given)
           const admitted =
             given !== undefined &&
-            (sameSecret(given, token) || (approverToken !== undefined && sameSecret(given, approverToken)))
+            (caller !== undefined ||
+              (token !== undefined && sameSecret(given, token)) ||
+              (approverToken !== undefined && sameSecret(given, approverToken)))
           if (!admitted) {
             return Effect.succeed(
               HttpServerResponse.setHeader(
@@ -537,7 +553,11 @@ export const guard = (options: Options = {}): Layer.Layer<never, never, HttpRout
             )
           )
         }
-        return Effect.provideService(effect, HttpIncomingMessage.MaxBodySize, maxBody)
+        return Effect.provideService(
+          Effect.provideService(effect, HttpIncomingMessage.MaxBodySize, maxBody),
+          Callers.Identified,
+          caller
+        )
       }),
     { global: true }
   )
@@ -607,9 +627,13 @@ const V1Handlers = (options: Options) =>
       )
       const maxBody = options.maxBodyBytes ?? 1024 * 1024
       const heartbeat = options.heartbeat ?? "15 seconds"
+      // The caller the request's credential named (a callers file), else the server's configured one.
       const withCaller = <A, E>(
         effect: Effect.Effect<A, E, Invoke.Invoker | Observer.Observer | Recipe.CurrentRecipe>
-      ) => Effect.provideContext(effect, context)
+      ) =>
+        Effect.flatMap(Callers.Identified, (caller) =>
+          Effect.provideContext(effect, caller === undefined ? context : Context.merge(context, caller.context))
+        )
 
       return handlers
         .handle("list", () => withCaller(Catalog.listing(invoker)))

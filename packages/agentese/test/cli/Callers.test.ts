@@ -1,0 +1,161 @@
+/**
+ * Several callers on one `ugent serve`: each named by its bearer token, each
+ * with its own trust level and rate limits from one callers file, on the JSON
+ * API and the MCP endpoint.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { createHash } from "node:crypto"
+import { existsSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import { bin, exited, ugent, workspace } from "./fixture.ts"
+
+const studentToken = "student-token-0123456789abcdef"
+const teacherToken = "teacher-token-0123456789abcdef"
+const sha256 = (s: string) => createHash("sha256").update(s).digest("hex")
+
+/** Starts `ugent serve` with `env` and resolves with its URL and everything it printed so far. */
+const serve = (args: ReadonlyArray<string>, cwd: string, env: Record<string, string>) => {
+  const child: ChildProcess = spawn(process.execPath, [bin, "serve", "--port", "0", "--stores", "memory", ...args], {
+    cwd,
+    env: { ...process.env, NO_COLOR: "1", ...env }
+  })
+  let stderr = ""
+  const url = new Promise<string>((resolve, reject) => {
+    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk
+      const m = /serving (http:\/\/\S+) /.exec(stderr)
+      if (m !== null && stderr.includes("callers by their tokens")) resolve(m[1]!)
+    })
+    child.on("exit", (code) => reject(new Error(`ugent serve exited with ${code}: ${stderr}`)))
+  })
+  return { child, url, stderr: () => stderr }
+}
+
+const roomFile = (root: string) => {
+  const file = join(root, "callers.json")
+  writeFileSync(
+    file,
+    JSON.stringify({
+      callers: [
+        { id: "student", trust: "L0", tokenEnv: "STUDENT_TOKEN", rateLimits: { perMinute: 2 } },
+        { id: "teacher", trust: "L1", tokenSha256: sha256(teacherToken), rateLimits: { perMinute: 20 } }
+      ]
+    })
+  )
+  return file
+}
+
+const mcpHeaders = { "content-type": "application/json", accept: "application/json" }
+const initialize = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "test", version: "0" } }
+}
+
+describe("ugent serve --callers", () => {
+  it("two callers on one server: each its own trust level and rate limit, named by its token", async () => {
+    const root = workspace()
+    const { child, url: served, stderr } = serve(["--callers", roomFile(root)], root, { STUDENT_TOKEN: studentToken })
+    try {
+      const url = await served
+      const call = (token: string | undefined, path: string, input: unknown) =>
+        fetch(`${url}/v1/invoke/${path}`, {
+          method: "POST",
+          headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+          body: JSON.stringify(input)
+        })
+
+      // Without a caller's token nobody calls.
+      assert.strictEqual((await call(undefined, "world.tools.file.read", { path: "a.txt" })).status, 401)
+      assert.strictEqual(
+        (await call("not-a-caller-token-000000", "world.tools.file.read", { path: "a.txt" })).status,
+        401
+      )
+
+      // The student at 2/min is refused on its third call; the teacher at 20/min is not.
+      const student = []
+      for (let i = 0; i < 3; i++) student.push(await call(studentToken, "world.tools.file.read", { path: "a.txt" }))
+      assert.deepStrictEqual(
+        student.map((r) => r.status),
+        [200, 200, 429]
+      )
+      const refused = (await student[2]!.json()) as { error: { _tag: string } }
+      assert.strictEqual(refused.error._tag, "RateLimited")
+      const teacher = []
+      for (let i = 0; i < 3; i++) teacher.push(await call(teacherToken, "world.tools.file.read", { path: "a.txt" }))
+      assert.deepStrictEqual(
+        teacher.map((r) => r.status),
+        [200, 200, 200]
+      )
+
+      // Their levels: the student (L0) may not write, the teacher (L1) may.
+      const teacherWrite = await call(teacherToken, "world.tools.file.write", { path: "t.txt", content: "t\n" })
+      assert.strictEqual(teacherWrite.status, 200, await teacherWrite.clone().text())
+      assert.isTrue(existsSync(join(root, "t.txt")))
+
+      // The MCP endpoint: the same callers, each its own tools; a session is its opener's only.
+      const open = async (token: string) => {
+        const init = await fetch(`${url}/mcp`, {
+          method: "POST",
+          headers: { ...mcpHeaders, authorization: `Bearer ${token}` },
+          body: JSON.stringify(initialize)
+        })
+        assert.strictEqual(init.status, 200)
+        return init.headers.get("mcp-session-id")!
+      }
+      const tools = async (token: string, session: string) => {
+        const list = await fetch(`${url}/mcp`, {
+          method: "POST",
+          headers: { ...mcpHeaders, authorization: `Bearer ${token}`, "mcp-session-id": session },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list", params: {} })
+        })
+        return list.status === 200
+          ? ((await list.json()) as { result: { tools: Array<{ name: string }> } }).result.tools.map((t) => t.name)
+          : list.status
+      }
+      const studentSession = await open(studentToken)
+      const teacherSession = await open(teacherToken)
+      const studentTools = (await tools(studentToken, studentSession)) as Array<string>
+      const teacherTools = (await tools(teacherToken, teacherSession)) as Array<string>
+      assert.include(studentTools, "world_tools_file_read")
+      assert.notInclude(studentTools, "world_tools_file_write")
+      assert.include(teacherTools, "world_tools_file_write")
+      // The student's token on the teacher's session finds no session: an id lends no rights.
+      assert.strictEqual(await tools(studentToken, teacherSession), 404)
+
+      // No token is ever printed.
+      assert.notInclude(stderr(), studentToken)
+      assert.notInclude(stderr(), teacherToken)
+      assert.match(stderr(), /callers by their tokens: student \(L0, 2\/min\), teacher \(L1, 20\/min\)/)
+    } finally {
+      child.kill("SIGTERM")
+    }
+    assert.strictEqual(await exited(child), 0)
+  })
+
+  it("a callers file with a plain token, a weak token or a token twice does not start the server", async () => {
+    const root = workspace()
+    const write = (callers: unknown) => {
+      writeFileSync(join(root, "callers.json"), JSON.stringify({ callers }))
+      return ugent(["serve", "--port", "0", "--stores", "memory", "--callers", "callers.json"], {
+        cwd: root,
+        env: { WEAK: "short" }
+      })
+    }
+    const plain = await write([{ id: "a", token: "in-the-file-0123456789" }])
+    assert.strictEqual(plain.code, 2)
+    assert.match(plain.stderr, /write its SHA-256 as tokenSha256/)
+    assert.notInclude(plain.stderr, "in-the-file-0123456789")
+    const weak = await write([{ id: "a", tokenEnv: "WEAK" }])
+    assert.strictEqual(weak.code, 2)
+    assert.match(weak.stderr, /shorter than 16 characters/)
+    const twice = await write([
+      { id: "a", tokenSha256: sha256(teacherToken) },
+      { id: "b", tokenSha256: sha256(teacherToken) }
+    ])
+    assert.strictEqual(twice.code, 2)
+    assert.match(twice.stderr, /caller b has the token of caller a/)
+  })
+})
