@@ -1160,7 +1160,7 @@ const stats = Command.make(
     }).pipe(Effect.catchTag("UsageError", usage(flags.json)))
 ).pipe(
   Command.withDescription(
-    "The analytics of the audit store: calls, successes, refusals by reason, p50/p95 per path and per caller"
+    "The analytics of the audit store: calls, successes, refusals by reason, p50/p95 per path and per caller, each caller's calls of each path, failures grouped by error"
   )
 )
 
@@ -1178,7 +1178,21 @@ const renderStats = (a: AuditStore.AuditAnalytics): string => {
     "By path:",
     ...(a.byTool.length === 0 ? ["  (no calls)"] : a.byTool.map(row)),
     "By caller:",
-    ...(a.byObserver.length === 0 ? ["  (no calls)"] : a.byObserver.map(row))
+    ...(a.byObserver.length === 0 ? ["  (no calls)"] : a.byObserver.map(row)),
+    "By caller and path:",
+    ...(a.byObserverTool.length === 0
+      ? ["  (no calls)"]
+      : a.byObserverTool.map(
+          (p) =>
+            `  ${p.observerId.padEnd(16)} ${p.path.padEnd(32)} ${String(p.calls).padStart(6)} calls ${String(p.successes).padStart(6)} ok ${String(p.refusals).padStart(5)} refused ${String(p.failures - p.refusals).padStart(5)} failed`
+        )),
+    "Failures by error:",
+    ...(a.failures.length === 0
+      ? ["  (none)"]
+      : a.failures.map(
+          (f) =>
+            `  ${f.reason.padEnd(20)} ${(f.kind ?? "-").padEnd(13)} ${String(f.count).padStart(6)}   last ${new Date(f.lastAt).toISOString()}`
+        ))
   ].join("\n")
 }
 

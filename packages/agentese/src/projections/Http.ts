@@ -258,7 +258,7 @@ export class V1 extends HttpApiGroup.make("v1")
     }).annotateMerge(
       OpenApi.annotations({
         summary:
-          "Analytics of the audit store: calls, successes, refusals by reason, p50/p95 per path and per caller, and the road's settings."
+          "Analytics of the audit store: calls, successes, refusals by reason, p50/p95 per path and per caller, each caller's calls of each path, failures grouped by error, and the road's settings. A caller named by its own token (a callers file) sees only its own."
       })
     ),
     HttpApiEndpoint.get("pending", "/pending", {
@@ -660,7 +660,9 @@ const V1Handlers = (options: Options) =>
           Effect.gen(function* () {
             const since = query.since ?? Date.now() - 86_400_000
             const settings = yield* withCaller(invoker.settings)
-            const analytics = yield* audit.analytics({ since }).pipe(
+            // A caller named by its own token sees its own figures; the operator (the server's or approver's token) all.
+            const caller = yield* Callers.Identified
+            const analytics = yield* audit.analytics({ since, observerId: caller?.id }).pipe(
               Effect.mapError((e) => ({
                 ok: false as const,
                 error: ToolError.toJson(e),

@@ -125,6 +125,57 @@ describe("ugent serve --callers", () => {
       // The student's token on the teacher's session finds no session: an id lends no rights.
       assert.strictEqual(await tools(studentToken, teacherSession), 404)
 
+      // Each asks for its own figures: the teacher through the self.tools.stats tool on MCP, the student on /v1/stats.
+      const asked = await fetch(`${url}/mcp`, {
+        method: "POST",
+        headers: { ...mcpHeaders, authorization: `Bearer ${teacherToken}`, "mcp-session-id": teacherSession },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 3,
+          method: "tools/call",
+          params: { name: "self_tools_stats", arguments: {} }
+        })
+      })
+      const mine = ((await asked.json()) as { result: { structuredContent: Record<string, unknown> } }).result
+        .structuredContent as {
+        observerId: string
+        calls: number
+        byTool: Array<{ path: string; calls: number }>
+        limits: string
+      }
+      assert.strictEqual(mine.observerId, "teacher")
+      assert.strictEqual(mine.calls, 4)
+      assert.deepStrictEqual(
+        mine.byTool.map((t) => [t.path, t.calls]),
+        [
+          ["world.tools.file.read", 3],
+          ["world.tools.file.write", 1]
+        ]
+      )
+      assert.match(mine.limits, /per caller 20\/min/)
+      const studentStats = (await (
+        await fetch(`${url}/v1/stats`, { headers: { authorization: `Bearer ${studentToken}` } })
+      ).json()) as {
+        analytics: {
+          byObserver: Array<{ key: string }>
+          byObserverTool: Array<{ observerId: string; path: string; calls: number; refusals: number }>
+          failures: Array<{ reason: string; count: number }>
+        }
+        settings: { caller: Array<string> }
+      }
+      assert.deepStrictEqual(
+        studentStats.analytics.byObserver.map((o) => o.key),
+        ["student"]
+      )
+      assert.deepStrictEqual(studentStats.analytics.byObserverTool, [
+        { observerId: "student", path: "world.tools.file.read", calls: 3, successes: 2, failures: 1, refusals: 1 }
+      ])
+      assert.deepStrictEqual(
+        studentStats.analytics.failures.map((f) => [f.reason, f.count]),
+        [["RateLimited", 1]]
+      )
+      assert.deepStrictEqual(studentStats.settings.caller, ["2/min"])
+
       // No token is ever printed.
       assert.notInclude(stderr(), studentToken)
       assert.notInclude(stderr(), teacherToken)
