@@ -1148,15 +1148,19 @@ const stats = Command.make(
     Effect.gen(function* () {
       const since = yield* sinceFlag(flags.since)
       const options = yield* setupOf(flags, { stores: "sqlite", proofKey: false, profile: "local" })
-      const analytics = yield* onRoad(
+      const [analytics, latest] = yield* onRoad(
         options,
-        Effect.flatMap(AuditStore.AuditStore, (store) => store.analytics({ since })).pipe(
+        Effect.flatMap(AuditStore.AuditStore, (store) =>
+          Effect.all([store.analytics({ since }), store.list({ since, limit: 40 })])
+        ).pipe(
           Effect.catch((e) => Effect.fail(startupProblem(e))),
           Effect.orDie
         )
       )
-      if (flags.json) return yield* printJson({ since: since ?? null, ...analytics })
-      yield* Console.log(renderStats(analytics))
+      // The latest calls, each with its result in a sentence and its size in tokens, as the audit has them.
+      const recent = latest.filter((e) => e.phase === "after").slice(0, 10)
+      if (flags.json) return yield* printJson({ since: since ?? null, ...analytics, recent })
+      yield* Console.log(renderStats(analytics, recent))
     }).pipe(Effect.catchTag("UsageError", usage(flags.json)))
 ).pipe(
   Command.withDescription(
@@ -1164,7 +1168,15 @@ const stats = Command.make(
   )
 )
 
-const renderStats = (a: AuditStore.AuditAnalytics): string => {
+const recentLine = (e: AuditStore.AuditEntry): string => {
+  const outcome =
+    e.status === "success"
+      ? `${e.resultSummary ?? "ok"}${e.estimatedTokens !== undefined ? ` (~${e.estimatedTokens} tokens)` : ""}`
+      : `${e.error?.tag ?? "failed"}: ${clipped(firstSentence(e.error?.message ?? ""), 120)}`
+  return `  ${new Date(e.at).toISOString()} ${e.observerId.padEnd(12)} ${e.path.padEnd(28)} ${clipped(e.inputSummary, 60).padEnd(30)} → ${outcome}`
+}
+
+const renderStats = (a: AuditStore.AuditAnalytics, recent: ReadonlyArray<AuditStore.AuditEntry> = []): string => {
   const ms = (v: number | undefined) => (v === undefined ? "-" : `${v.toFixed(1)} ms`)
   const row = (s: AuditStore.AuditStats) =>
     `  ${s.key.padEnd(32)} ${String(s.calls).padStart(6)} calls ${String(s.successes).padStart(6)} ok ${String(s.refusals).padStart(5)} refused ${String(s.failures - s.refusals).padStart(5)} failed   p50 ${ms(s.p50DurationMillis)}  p95 ${ms(s.p95DurationMillis)}`
@@ -1192,7 +1204,9 @@ const renderStats = (a: AuditStore.AuditAnalytics): string => {
       : a.failures.map(
           (f) =>
             `  ${f.reason.padEnd(20)} ${(f.kind ?? "-").padEnd(13)} ${String(f.count).padStart(6)}   last ${new Date(f.lastAt).toISOString()}`
-        ))
+        )),
+    "Recent calls:",
+    ...(recent.length === 0 ? ["  (none)"] : recent.map(recentLine))
   ].join("\n")
 }
 

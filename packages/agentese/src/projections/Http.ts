@@ -155,7 +155,9 @@ export type Described = Catalog.Described
 export const Stats = Schema.Struct({
   since: Schema.Number,
   settings: Profile.SettingsJson,
-  analytics: AuditStore.AuditAnalytics
+  analytics: AuditStore.AuditAnalytics,
+  /** The latest calls, newest first: each with its input, its result in a sentence and its estimated tokens. */
+  recent: Schema.optionalKey(Schema.Array(AuditStore.AuditEntry))
 }).annotate({ identifier: "Stats" })
 
 /**
@@ -662,16 +664,25 @@ const V1Handlers = (options: Options) =>
             const settings = yield* withCaller(invoker.settings)
             // A caller named by its own token sees its own figures; the operator (the server's or approver's token) all.
             const caller = yield* Callers.Identified
-            const analytics = yield* audit.analytics({ since, observerId: caller?.id }).pipe(
-              Effect.mapError((e) => ({
-                ok: false as const,
-                error: ToolError.toJson(e),
-                kind: ToolError.kindOf(e),
-                path: "",
-                callId: ""
-              }))
-            )
-            return { since, settings: Profile.toJson(settings), analytics }
+            const unavailable = (e: unknown) => ({
+              ok: false as const,
+              error: ToolError.toJson(e),
+              kind: ToolError.kindOf(e),
+              path: "",
+              callId: ""
+            })
+            const analytics = yield* audit
+              .analytics({ since, observerId: caller?.id })
+              .pipe(Effect.mapError(unavailable))
+            const recent = yield* audit
+              .list({ since, observerId: caller?.id, limit: 40 })
+              .pipe(Effect.mapError(unavailable))
+            return {
+              since,
+              settings: Profile.toJson(settings),
+              analytics,
+              recent: recent.filter((e) => e.phase === "after").slice(0, 20)
+            }
           })
         )
         .handle("describe", ({ params }) =>
@@ -745,7 +756,10 @@ const V1Handlers = (options: Options) =>
         )
         .handleRaw("events", () =>
           Effect.gen(function* () {
-            const stream = yield* events.subscribe
+            // A caller named by its own token hears its own calls only; the operator hears every call.
+            const caller = yield* Callers.Identified
+            const all = yield* events.subscribe
+            const stream = caller === undefined ? all : Stream.filter(all, (event) => event.observerId === caller.id)
             const encoded = stream.pipe(
               Stream.map((event) =>
                 Sse.encoder.write({ _tag: "Event", event: event._tag, id: undefined, data: JSON.stringify(event) })

@@ -74,6 +74,22 @@ describe("ugent serve --callers", () => {
         401
       )
 
+      // The teacher listens to the event stream: its own calls only, each with its input, level and result in a sentence.
+      const listening = new AbortController()
+      const stream = await fetch(`${url}/v1/events`, {
+        headers: { authorization: `Bearer ${teacherToken}` },
+        signal: listening.signal
+      })
+      const reader = stream.body!.getReader()
+      let heard = ""
+      const hearing = (async () => {
+        while (!heard.includes("world.tools.file.write")) {
+          const { value, done } = await reader.read()
+          if (done) break
+          heard += new TextDecoder().decode(value)
+        }
+      })()
+
       // The student at 2/min is refused on its third call; the teacher at 20/min is not.
       const student = []
       for (let i = 0; i < 3; i++) student.push(await call(studentToken, "world.tools.file.read", { path: "a.txt" }))
@@ -94,6 +110,17 @@ describe("ugent serve --callers", () => {
       const teacherWrite = await call(teacherToken, "world.tools.file.write", { path: "t.txt", content: "t\n" })
       assert.strictEqual(teacherWrite.status, 200, await teacherWrite.clone().text())
       assert.isTrue(existsSync(join(root, "t.txt")))
+      await hearing
+      listening.abort()
+      const events = [...heard.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!) as Record<string, unknown>)
+      assert.deepStrictEqual([...new Set(events.map((e) => e.observerId))], ["teacher"])
+      const invoked = events.find((e) => e._tag === "tool.invoked")!
+      assert.strictEqual(invoked.input, '{"path":"a.txt"}')
+      assert.strictEqual(invoked.trust, 1)
+      const completed = events.find((e) => e._tag === "tool.completed")!
+      assert.strictEqual(completed.resultSummary, "Read 2 lines from a.txt (lines 1-2 of 2)")
+      assert.isAbove(completed.estimatedTokens as number, 0)
+      assert.strictEqual(completed.trust, 1)
 
       // The MCP endpoint: the same callers, each its own tools; a session is its opener's only.
       const open = async (token: string) => {
@@ -158,7 +185,14 @@ describe("ugent serve --callers", () => {
       ).json()) as {
         analytics: {
           byObserver: Array<{ key: string }>
-          byObserverTool: Array<{ observerId: string; path: string; calls: number; refusals: number }>
+          byObserverTool: Array<{
+            observerId: string
+            path: string
+            calls: number
+            successes: number
+            failures: number
+            refusals: number
+          }>
           failures: Array<{ reason: string; count: number }>
         }
         settings: { caller: Array<string> }

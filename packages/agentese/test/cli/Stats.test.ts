@@ -22,6 +22,11 @@ describe("ugent stats", () => {
     assert.match(text.stdout, /bob +world\.tools\.file\.write +1 calls +0 ok +1 refused/)
     assert.match(text.stdout, /Failures by error:\n(.*\n)* {2}NotFound +not_found +1/)
     assert.match(text.stdout, /TrustDenied +denied +1/)
+    // The audit's summaries are sentences, with their token estimate.
+    assert.match(
+      text.stdout,
+      /Recent calls:\n(.*\n)*.* alice +world\.tools\.file\.read +\{"path":"a\.txt"\} +→ Read 2 lines from a\.txt \(lines 1-2 of 2\) \(~\d+ tokens\)/
+    )
 
     const json = onlyJson(await ugent(["stats", "--since", "all", "--json"], { cwd: root })) as {
       byObserverTool: Array<{ observerId: string; path: string; calls: number }>
