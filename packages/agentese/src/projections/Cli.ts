@@ -996,24 +996,15 @@ const clipped = (s: string, n: number) => {
   return one.length > n ? `${one.slice(0, n)}…` : one
 }
 
-/** A call's outcome in a few words: the result's summary or start, or the failure. */
-const outcomeLine = (call: Agent.Call): string => {
-  const o = call.outcome
-  if (o === undefined) return "not run"
-  if (!o.ok) return `${o.error._tag}: ${clipped(firstSentence(o.error.message), 160)}`
-  const r = o.result as { readonly overBudget?: unknown; readonly summary?: unknown } | undefined
-  if (r?.overBudget === true && typeof r.summary === "string") return `ok, over budget: ${clipped(r.summary, 160)}`
-  return `ok: ${clipped(JSON.stringify(o.result) ?? "", 160)}`
-}
-
+/** A step as the documents show it: `Step 3/5 (id, time)`, then each call with its size or failure and time. */
 const printStep = (step: Agent.Step) =>
   Effect.gen(function* () {
-    if (step.calls.length > 0 && step.text.trim() !== "")
-      yield* Console.error(`ugent: step ${step.index}: ${clipped(step.text, 200)}`)
+    const said = step.text.trim() === "" ? "" : `: ${clipped(step.text, 200)}`
+    yield* Console.error(`ugent: ${Agent.stepHeading(step)}${said}`)
     for (const call of step.calls) {
-      yield* Console.error(
-        `ugent: step ${step.index}: ${clipped(Agent.describeCall(call), 160)} → ${outcomeLine(call)}`
-      )
+      const o = call.outcome
+      const why = o !== undefined && !o.ok ? `: ${clipped(firstSentence(o.error.message), 160)}` : ""
+      yield* Console.error(`ugent:   ${Agent.callLine(call)}${why}`)
     }
   })
 
@@ -1027,7 +1018,9 @@ const transcriptOf = (result: Agent.Result) => ({
   usage: result.usage,
   durationMillis: result.durationMillis,
   steps: result.steps.map((s) => ({
+    id: s.id,
     index: s.index,
+    of: s.of,
     text: s.text,
     finishReason: s.finishReason,
     usage: s.usage,
@@ -1037,7 +1030,9 @@ const transcriptOf = (result: Agent.Result) => ({
       name: c.name,
       path: c.path ?? null,
       input: c.input,
-      outcome: c.outcome ?? null
+      outcome: c.outcome ?? null,
+      ...(c.durationMillis !== undefined ? { durationMillis: c.durationMillis } : {}),
+      ...(c.resultBytes !== undefined ? { resultBytes: c.resultBytes } : {})
     }))
   }))
 })

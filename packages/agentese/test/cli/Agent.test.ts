@@ -82,7 +82,11 @@ describe("ugent agent", () => {
       )
       assert.strictEqual(run.code, 0, run.stderr)
       assert.strictEqual(run.stdout, "notes.md says alpha and beta.\n")
-      assert.match(run.stderr, /step 1: world\.tools\.file\.read \{"path":"notes\.md"\} → ok: /)
+      // The step as the documents show it: its number of the budget, its id and time, each call's size and time.
+      assert.match(
+        run.stderr,
+        /ugent: Step 1\/10 \(agent-[0-9a-f-]+\/1, \d+\.\d s\)\nugent: {3}file\.read\(notes\.md\) → \d+ B \(\d+ ms\)\n/
+      )
       // The preflight, then two turns; the first offers the caller's paths after a system prompt.
       assert.deepStrictEqual(
         server.received.map((r) => `${r.method} ${r.path}`),
