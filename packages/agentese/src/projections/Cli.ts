@@ -238,6 +238,12 @@ const common = {
     ),
     Flag.optional
   ),
+  proofMaxAge: Flag.String("proof-max-age").pipe(
+    Flag.withDescription(
+      "How long a read proof is accepted after the read, e.g. 30min, 2h (default 24h; off: no bound); an older one is refused with a message to read again"
+    ),
+    Flag.optional
+  ),
   budget: Flag.Int("budget").pipe(
     Flag.withDescription(
       "The largest result returned whole, in estimated tokens (default 25000); a larger one goes to working memory"
@@ -285,6 +291,7 @@ type Common = {
   readonly timeout: Option.Option<string>
   readonly loop: Option.Option<string>
   readonly budget: Option.Option<number>
+  readonly proofMaxAge: Option.Option<string>
   readonly shellNetwork: boolean
   readonly unsandboxed: boolean
   readonly sandboxUser: Option.Option<string>
@@ -369,12 +376,12 @@ const toolLimitsFlag = (value: Option.Option<string>) =>
     return out
   })
 
-const durationFlag = (value: Option.Option<string>) => {
+const durationFlag = (value: Option.Option<string>, flag = "timeout") => {
   if (Option.isNone(value)) return Effect.succeed(undefined)
   const m = /^(\d+(?:\.\d+)?)\s*(ms|s|sec|seconds?|m|min|minutes?|h|hours?)?$/.exec(value.value.trim())
   if (m === null) {
     return Effect.fail(
-      new UsageError({ problem: `--timeout ${value.value} is not a duration: write it as 30s or 2min.` })
+      new UsageError({ problem: `--${flag} ${value.value} is not a duration: write it as 30s or 2min.` })
     )
   }
   const unit = m[2] ?? "s"
@@ -515,7 +522,11 @@ export const setupOf = (
       shellNetwork: flags.shellNetwork ? true : undefined,
       unsandboxed: flags.unsandboxed ? Sandbox.unsandboxedConsent : undefined,
       sandboxUser: yield* sandboxUserFlag(flags.sandboxUser),
-      proofKey: defaults.proofKey ? "workspace" : undefined
+      proofKey: defaults.proofKey ? "workspace" : undefined,
+      proofMaxAge:
+        Option.isSome(flags.proofMaxAge) && flags.proofMaxAge.value.trim() === "off"
+          ? (false as const)
+          : yield* durationFlag(flags.proofMaxAge, "proof-max-age")
     }
   })
 
