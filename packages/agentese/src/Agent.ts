@@ -321,6 +321,12 @@ const mainArgument = (input: unknown): string => {
   return typeof first === "string" ? clip(first, 60) : ""
 }
 
+/** A call's tool and main argument: `file.read(src/a.ts)`. */
+const callHead = (call: Pick<Call, "name" | "path" | "input">): string => {
+  const words = (call.path ?? call.name).split(" >> ").map((p) => p.split(".").slice(-2).join("."))
+  return `${words.join(" >> ")}(${mainArgument(call.input)})`
+}
+
 /**
  * A call as the documents show a step's call: its tool (the last two words
  * of its path) with its main argument, then its size or its failure, and its
@@ -341,8 +347,7 @@ const mainArgument = (input: unknown): string => {
  * @since 0.2.0
  */
 export const callLine = (call: Call): string => {
-  const words = (call.path ?? call.name).split(" >> ").map((p) => p.split(".").slice(-2).join("."))
-  const head = `${words.join(" >> ")}(${mainArgument(call.input)})`
+  const head = callHead(call)
   const time = call.durationMillis === undefined ? "" : ` (${Math.round(call.durationMillis)} ms)`
   const o = call.outcome
   if (o === undefined) return `${head} → not run`
@@ -623,7 +628,10 @@ export const run = (options: Options): Effect.Effect<Result, AiError.AiError, Se
         : LanguageModel.generateText({ prompt: request })
 
     /** One call through the road, or the reason it could not be made. */
-    const runCall = (requested: Requested): Effect.Effect<Call, never, Observer.Observer | Recipe.CurrentRecipe> =>
+    const runCall = (
+      requested: Requested,
+      alternatives: ReadonlyArray<string> = []
+    ): Effect.Effect<Call, never, Observer.Observer | Recipe.CurrentRecipe> =>
       Effect.gen(function* () {
         const { id: callId, name, params } = requested
         const started = yield* Clock.currentTimeNanos
@@ -652,7 +660,7 @@ export const run = (options: Options): Effect.Effect<Result, AiError.AiError, Se
         if (requested.parseError !== undefined) return call(undefined, failure("", requested.parseError))
         if (requested.steps !== undefined) {
           const path = requested.steps.map((s) => s.path).join(" >> ")
-          return yield* timed(path, road.invoke({ steps: requested.steps, input: {}, session: id }))
+          return yield* timed(path, road.invoke({ steps: requested.steps, input: {}, session: id, alternatives }))
         }
         const path = Catalog.pathOf(name)
         // A name that is no registered path is told with the name the model wrote; a registered path the caller
@@ -669,7 +677,7 @@ export const run = (options: Options): Effect.Effect<Result, AiError.AiError, Se
           )
         }
         const input = offer === undefined ? params : Catalog.inputShape(offer.input).unwrap(params)
-        return yield* timed(path.value, road.invoke({ path: path.value, input, session: id }))
+        return yield* timed(path.value, road.invoke({ path: path.value, input, session: id, alternatives }))
       })
 
     /** Whether a call only reads (every step), with no person to ask: it may run beside the other reads. */
@@ -799,6 +807,9 @@ export const run = (options: Options): Effect.Effect<Result, AiError.AiError, Se
         }
 
         pending = notRun
+        // Ghost alternatives: each call's trace names the other calls its response asked for (made or refused).
+        const heads = notRun.map(callHead)
+        const othersOf = (i: number) => heads.filter((_, j) => j !== i)
         const done: Array<Call | undefined> = requested.map(() => undefined)
         const settle = (i: number, call: Call) =>
           Effect.sync(() => {
@@ -811,10 +822,14 @@ export const run = (options: Options): Effect.Effect<Result, AiError.AiError, Se
         const runTogether = Effect.suspend(() => {
           const batch = together
           together = []
-          return Effect.forEach(batch, (i) => Effect.flatMap(runCall(requested[i]!), (c) => settle(i, c)), {
-            concurrency: "unbounded",
-            discard: true
-          })
+          return Effect.forEach(
+            batch,
+            (i) => Effect.flatMap(runCall(requested[i]!, othersOf(i)), (c) => settle(i, c)),
+            {
+              concurrency: "unbounded",
+              discard: true
+            }
+          )
         })
         for (const [i, r] of requested.entries()) {
           if (options.maxCalls !== undefined && callsMade >= options.maxCalls) {
@@ -834,7 +849,7 @@ export const run = (options: Options): Effect.Effect<Result, AiError.AiError, Se
             if (readsOnly(r, recipe)) together.push(i)
             else {
               yield* runTogether
-              yield* settle(i, yield* runCall(r))
+              yield* settle(i, yield* runCall(r, othersOf(i)))
             }
           }
         }

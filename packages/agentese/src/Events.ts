@@ -37,7 +37,9 @@ export const EventSchema = Schema.Union([
   Schema.TaggedStruct("tool.invoked", {
     ...call,
     /** The input in short: its canonical JSON, cut to 200 characters (as the audit records it). */
-    input: Schema.optionalKey(Schema.String)
+    input: Schema.optionalKey(Schema.String),
+    /** The other calls the caller considered with this one (ghost alternatives: an agent's other calls of its response). */
+    alternatives: Schema.optionalKey(Schema.Array(Schema.String))
   }),
   Schema.TaggedStruct("tool.completed", {
     ...call,

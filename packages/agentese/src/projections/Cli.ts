@@ -22,7 +22,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { ToolError, Trust } from "@ugent/core"
 import { Sandbox } from "@ugent/tools"
-import { AuditStore, type TraceStore } from "@ugent/wrappers"
+import { AuditStore, TraceStore } from "@ugent/wrappers"
 import {
   Cause,
   Console,
@@ -1154,17 +1154,26 @@ const stats = Command.make(
     Effect.gen(function* () {
       const since = yield* sinceFlag(flags.since)
       const options = yield* setupOf(flags, { stores: "sqlite", proofKey: false, profile: "local" })
-      const [analytics, latest] = yield* onRoad(
+      // The latest calls, each with its result in a sentence and its size in tokens, as the audit has them, and the
+      // other calls its caller considered with it (ghost alternatives), as its trace has them.
+      const [analytics, after, traces] = yield* onRoad(
         options,
-        Effect.flatMap(AuditStore.AuditStore, (store) =>
-          Effect.all([store.analytics({ since }), store.list({ since, limit: 40 })])
-        ).pipe(
+        Effect.gen(function* () {
+          const audit = yield* AuditStore.AuditStore
+          const analytics = yield* audit.analytics({ since })
+          const after = (yield* audit.list({ since, limit: 40 })).filter((e) => e.phase === "after").slice(0, 10)
+          const store = yield* TraceStore.TraceStore
+          const traces = yield* Effect.forEach(after, (e) => Effect.map(store.get(e.callId), Option.getOrUndefined))
+          return [analytics, after, traces] as const
+        }).pipe(
           Effect.catch((e) => Effect.fail(startupProblem(e))),
           Effect.orDie
         )
       )
-      // The latest calls, each with its result in a sentence and its size in tokens, as the audit has them.
-      const recent = latest.filter((e) => e.phase === "after").slice(0, 10)
+      const recent = after.map((e, i) => {
+        const alternatives = traces[i]?.alternatives ?? []
+        return alternatives.length > 0 ? { ...e, alternatives } : e
+      })
       if (flags.json) return yield* printJson({ since: since ?? null, ...analytics, recent })
       yield* Console.log(renderStats(analytics, recent))
     }).pipe(Effect.catchTag("UsageError", usage(flags.json)))
@@ -1174,15 +1183,19 @@ const stats = Command.make(
   )
 )
 
-const recentLine = (e: AuditStore.AuditEntry): string => {
+const recentLine = (e: AuditStore.AuditEntry & { readonly alternatives?: ReadonlyArray<string> }): string => {
   const outcome =
     e.status === "success"
       ? `${e.resultSummary ?? "ok"}${e.estimatedTokens !== undefined ? ` (~${e.estimatedTokens} tokens)` : ""}`
       : `${e.error?.tag ?? "failed"}: ${clipped(firstSentence(e.error?.message ?? ""), 120)}`
-  return `  ${new Date(e.at).toISOString()} ${e.observerId.padEnd(12)} ${e.path.padEnd(28)} ${clipped(e.inputSummary, 60).padEnd(30)} → ${outcome}`
+  const considered = e.alternatives === undefined ? "" : ` · also considered: ${e.alternatives.join(", ")}`
+  return `  ${new Date(e.at).toISOString()} ${e.observerId.padEnd(12)} ${e.path.padEnd(28)} ${clipped(e.inputSummary, 60).padEnd(30)} → ${outcome}${considered}`
 }
 
-const renderStats = (a: AuditStore.AuditAnalytics, recent: ReadonlyArray<AuditStore.AuditEntry> = []): string => {
+const renderStats = (
+  a: AuditStore.AuditAnalytics,
+  recent: ReadonlyArray<AuditStore.AuditEntry & { readonly alternatives?: ReadonlyArray<string> }> = []
+): string => {
   const ms = (v: number | undefined) => (v === undefined ? "-" : `${v.toFixed(1)} ms`)
   const row = (s: AuditStore.AuditStats) =>
     `  ${s.key.padEnd(32)} ${String(s.calls).padStart(6)} calls ${String(s.successes).padStart(6)} ok ${String(s.refusals).padStart(5)} refused ${String(s.failures - s.refusals).padStart(5)} failed   p50 ${ms(s.p50DurationMillis)}  p95 ${ms(s.p95DurationMillis)}`

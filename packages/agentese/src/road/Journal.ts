@@ -136,5 +136,6 @@ export const invoked = (events: Events.EventsShape, call: Journal.Call): Effect.
     observerId: call.observer?.id ?? "anonymous",
     at: call.startedAt,
     ...(call.observer !== undefined ? { trust: call.observer.trust } : {}),
-    input: Journal.inputSummary(call.input)
+    input: Journal.inputSummary(call.input),
+    ...(call.alternatives.length > 0 ? { alternatives: [...call.alternatives] } : {})
   })
