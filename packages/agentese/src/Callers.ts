@@ -61,7 +61,9 @@ export const CallerJson = Schema.Struct({
   /** Its rate limits, over its recipe's (`rateLimits`). */
   rateLimits: Schema.optionalKey(Recipe.LimitsSchema),
   /** Its result budget in estimated tokens, over its recipe's (`resultBudgetTokens`). */
-  budgetTokens: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(100)))
+  budgetTokens: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(100))),
+  /** Its project: a workspace of its own (relative to this file), served by a road of its own (default: the server's). */
+  root: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1)))
 })
 
 /**
@@ -86,9 +88,23 @@ export interface Configured {
   readonly recipe: Recipe.Recipe
   /** The SHA-256 of its token. */
   readonly digest: Uint8Array
-  /** Its observer and recipe, as services. */
+  /** Its project's workspace, when not the server's (an absolute path). */
+  readonly root?: string | undefined
+  /** Its observer and recipe, as services (and its project's road, once the server made it: {@link onRoad}). */
   readonly context: Context.Context<Observer.Observer | Recipe.CurrentRecipe>
 }
+
+/**
+ * The caller on its project's road: the road's services (the invoker, its
+ * events, stores and registry) under the caller's observer and recipe.
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const onRoad = (caller: Configured, road: Context.Context<never>): Configured => ({
+  ...caller,
+  context: Context.merge(road, caller.context) as Context.Context<Observer.Observer | Recipe.CurrentRecipe>
+})
 
 /**
  * The callers file did not load: unreadable, not JSON, not well-formed, a
@@ -215,7 +231,14 @@ export const decode = (
       const trust = (typeof c.trust === "string" ? Number(c.trust.slice(1)) : (c.trust ?? 0)) as Trust.TrustLevel
       const observer = Observer.Observer.of({ id: c.id, trust })
       const context = Context.add(Context.make(Observer.Observer, observer), Recipe.CurrentRecipe, recipe)
-      out.push({ id: c.id, trust, recipe, digest, context })
+      out.push({
+        id: c.id,
+        trust,
+        recipe,
+        digest,
+        context,
+        ...(c.root !== undefined ? { root: resolve(from, c.root) } : {})
+      })
     }
     return out
   })

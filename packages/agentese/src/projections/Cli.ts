@@ -974,7 +974,7 @@ const serve = Command.make(
           // Who may call, by id and level: a token is never printed.
           if (callers !== undefined) {
             yield* Console.error(
-              `ugent: callers by their tokens: ${callers.map((c) => `${c.id} (L${c.trust}${c.recipe.rateLimits?.perMinute !== undefined ? `, ${c.recipe.rateLimits.perMinute}/min` : ""})`).join(", ")}${token === undefined ? "; every request needs a caller's token" : ""}`
+              `ugent: callers by their tokens: ${callers.map((c) => `${c.id} (L${c.trust}${c.recipe.rateLimits?.perMinute !== undefined ? `, ${c.recipe.rateLimits.perMinute}/min` : ""}${c.root !== undefined && c.root !== options.root ? `, project ${c.root}` : ""})`).join(", ")}${token === undefined ? "; every request needs a caller's token" : ""}`
             )
           }
           const settings = Profile.settings(options.recipe ?? {}, Server.overridesOf(options), "team")

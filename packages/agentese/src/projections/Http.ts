@@ -609,9 +609,8 @@ const V1Handlers = (options: Options) =>
       const context = Context.omit(Scope.Scope)(
         yield* Effect.context<Invoke.Invoker | Observer.Observer | Recipe.CurrentRecipe | Events.Events>()
       )
-      const invoker = yield* Invoke.Invoker
       const events = yield* Events.Events
-      const audit = yield* AuditStore.AuditStore
+      const serverAudit = yield* AuditStore.AuditStore
       const pending = yield* Human.Pending
       const answerable = options.approverToken !== undefined && options.approverToken !== ""
       const stopping = yield* Stopping
@@ -637,8 +636,11 @@ const V1Handlers = (options: Options) =>
           Effect.provideContext(effect, caller === undefined ? context : Context.merge(context, caller.context))
         )
 
+      // The road of the caller's project (its own workspace), else the server's.
+      const onRoad = <A, E, R>(use: (road: Invoke.InvokerShape) => Effect.Effect<A, E, R>) =>
+        Effect.flatMap(Invoke.Invoker, use)
       return handlers
-        .handle("list", () => withCaller(Catalog.listing(invoker)))
+        .handle("list", () => withCaller(onRoad((road) => Catalog.listing(road))))
         .handle("pending", () => Effect.map(pending.list, (questions) => ({ questions })))
         .handle("answer", ({ params, payload }) =>
           Effect.flatMap(
@@ -661,9 +663,19 @@ const V1Handlers = (options: Options) =>
         .handle("stats", ({ query }) =>
           Effect.gen(function* () {
             const since = query.since ?? Date.now() - 86_400_000
-            const settings = yield* withCaller(invoker.settings)
+            const settings = yield* withCaller(onRoad((road) => road.settings))
             // A caller named by its own token sees its own figures; the operator (the server's or approver's token) all.
             const caller = yield* Callers.Identified
+            const audit =
+              caller === undefined
+                ? serverAudit
+                : Option.getOrElse(
+                    Context.getOption(
+                      caller.context as unknown as Context.Context<AuditStore.AuditStore>,
+                      AuditStore.AuditStore
+                    ),
+                    () => serverAudit
+                  )
             const unavailable = (e: unknown) => ({
               ok: false as const,
               error: ToolError.toJson(e),
@@ -686,7 +698,7 @@ const V1Handlers = (options: Options) =>
           })
         )
         .handle("describe", ({ params }) =>
-          withCaller(Catalog.describe(invoker, params.path)).pipe(
+          withCaller(onRoad((road) => Catalog.describe(road, params.path))).pipe(
             Effect.map((r) =>
               r.ok ? HttpServerResponse.jsonUnsafe(r.description) : HttpServerResponse.jsonUnsafe(r, { status: 404 })
             )
@@ -734,7 +746,7 @@ const V1Handlers = (options: Options) =>
               }
             }
             return outcomeResponse(
-              yield* withCaller(invoker.invoke({ path, input })).pipe(
+              yield* withCaller(onRoad((road) => road.invoke({ path, input }))).pipe(
                 // The person behind an HTTP call is the operator answering the server's pending questions,
                 // when the server has one (an approver's token); else a call that needs a person is denied at once.
                 Effect.provideService(Human.Current, answerable ? Option.some(pending.channel) : Option.none())
@@ -758,7 +770,14 @@ const V1Handlers = (options: Options) =>
           Effect.gen(function* () {
             // A caller named by its own token hears its own calls only; the operator hears every call.
             const caller = yield* Callers.Identified
-            const all = yield* events.subscribe
+            const hub =
+              caller === undefined
+                ? events
+                : Option.getOrElse(
+                    Context.getOption(caller.context as unknown as Context.Context<Events.Events>, Events.Events),
+                    () => events
+                  )
+            const all = yield* hub.subscribe
             const stream = caller === undefined ? all : Stream.filter(all, (event) => event.observerId === caller.id)
             const encoded = stream.pipe(
               Stream.map((event) =>
@@ -871,6 +890,31 @@ export interface ServeOptions extends Server.Options, Options {
   readonly host?: string | undefined
 }
 
+const hostsOf = (options: ServeOptions, host: string) =>
+  options.allowedHosts ?? (isLoopback(host) ? [...loopbackNames, host] : "any")
+
+/** The callers, each whose project is not the server's on a road made for that project (one per root). */
+const projectRoads = (options: ServeOptions) =>
+  Effect.gen(function* () {
+    const callers = options.callers
+    if (callers === undefined || callers.every((c) => c.root === undefined || c.root === options.root)) return callers
+    const roads = new Map<string, Context.Context<never>>()
+    const out: Array<Callers.Configured> = []
+    for (const caller of callers) {
+      if (caller.root === undefined || caller.root === options.root) {
+        out.push(caller)
+        continue
+      }
+      let road = roads.get(caller.root)
+      if (road === undefined) {
+        road = (yield* Layer.build(Server.layer({ ...options, root: caller.root }))) as Context.Context<never>
+        roads.set(caller.root, road)
+      }
+      out.push(Callers.onRoad(caller, road))
+    }
+    return out
+  })
+
 /**
  * Whether an address is a loopback address.
  *
@@ -913,13 +957,15 @@ export const isLoopback = (host: string): boolean =>
  */
 export const serve = <E = never, R = never>(options: ServeOptions, routes?: Layer.Layer<never, E, R>) => {
   const host = options.host ?? "127.0.0.1"
-  const api = layer({
-    ...options,
-    allowedHosts: options.allowedHosts ?? (isLoopback(host) ? [...loopbackNames, host] : "any")
-  })
-  const app = routes === undefined ? api : Layer.mergeAll(api, routes)
+  const api = layer({ ...options, allowedHosts: hostsOf(options, host) })
   return Layer.unwrap(
-    Effect.map(Deferred.make<void>(), (stopping) => {
+    Effect.gen(function* () {
+      const stopping = yield* Deferred.make<void>()
+      // Each caller's project is a road of its own (its workspace, registry, stores, proof scope), made once per root.
+      const callers = yield* projectRoads(options)
+      const withProjects =
+        callers === options.callers ? api : layer({ ...options, callers, allowedHosts: hostsOf(options, host) })
+      const app = routes === undefined ? withProjects : Layer.mergeAll(withProjects, routes)
       // The server listens only once the road and every route are built: a request sent while it starts is
       // refused by the OS, where a server listening first took it and left it unanswered.
       const served = Layer.effect(

@@ -220,6 +220,84 @@ describe("ugent serve --callers", () => {
     assert.strictEqual(await exited(child), 0)
   })
 
+  it("several projects on one server: each caller's root is a jail of its own, and .env is refused in both", async () => {
+    const root = workspace()
+    const web = workspace({ "a.txt": "web\n", ".env": "SECRET=web\n" })
+    const api = workspace({ "a.txt": "api\n", ".env": "SECRET=api\n" })
+    writeFileSync(
+      join(root, "callers.json"),
+      JSON.stringify({
+        callers: [
+          { id: "web-agent", trust: "L1", tokenEnv: "STUDENT_TOKEN", root: web },
+          { id: "api-agent", trust: "L1", tokenSha256: sha256(teacherToken), root: api }
+        ]
+      })
+    )
+    const { child, url: served } = serve(["--callers", join(root, "callers.json")], root, {
+      STUDENT_TOKEN: studentToken
+    })
+    try {
+      const url = await served
+      const call = async (token: string, path: string, input: unknown) => {
+        const response = await fetch(`${url}/v1/invoke/${path}`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}` },
+          body: JSON.stringify(input)
+        })
+        return { status: response.status, body: (await response.json()) as { result?: { content?: string } } }
+      }
+      // Each reads its own project's a.txt.
+      assert.strictEqual(
+        (await call(studentToken, "world.tools.file.read", { path: "a.txt" })).body.result?.content,
+        "1\tweb"
+      )
+      assert.strictEqual(
+        (await call(teacherToken, "world.tools.file.read", { path: "a.txt" })).body.result?.content,
+        "1\tapi"
+      )
+      // Neither reaches the other's, by a relative or an absolute path.
+      for (const path of [join(api, "a.txt"), `../${api.split("/").at(-1)}/a.txt`]) {
+        const out = await call(studentToken, "world.tools.file.read", { path })
+        assert.strictEqual(out.status, 403, JSON.stringify(out.body))
+      }
+      // .env is refused in both jails.
+      for (const token of [studentToken, teacherToken]) {
+        const secret = await call(token, "world.tools.file.read", { path: ".env" })
+        assert.strictEqual(secret.status, 403, JSON.stringify(secret.body))
+        assert.notInclude(JSON.stringify(secret.body), "SECRET=")
+      }
+      // A write lands in the writer's project only; the listing is its project's.
+      assert.strictEqual(
+        (await call(teacherToken, "world.tools.file.write", { path: "new.txt", content: "x\n" })).status,
+        200
+      )
+      assert.isTrue(existsSync(join(api, "new.txt")))
+      assert.isFalse(existsSync(join(web, "new.txt")))
+      assert.isFalse(existsSync(join(root, "new.txt")))
+      // On MCP too: the session's road is its caller's project.
+      const init = await fetch(`${url}/mcp`, {
+        method: "POST",
+        headers: { ...mcpHeaders, authorization: `Bearer ${studentToken}` },
+        body: JSON.stringify(initialize)
+      })
+      const session = init.headers.get("mcp-session-id")!
+      const read = await fetch(`${url}/mcp`, {
+        method: "POST",
+        headers: { ...mcpHeaders, authorization: `Bearer ${studentToken}`, "mcp-session-id": session },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 2,
+          method: "tools/call",
+          params: { name: "world_tools_file_read", arguments: { path: "a.txt" } }
+        })
+      })
+      assert.include(JSON.stringify(await read.json()), "web")
+    } finally {
+      child.kill("SIGTERM")
+    }
+    assert.strictEqual(await exited(child), 0)
+  })
+
   it("a callers file with a plain token, a weak token or a token twice does not start the server", async () => {
     const root = workspace()
     const write = (callers: unknown) => {
