@@ -382,6 +382,46 @@ const lineCount = (text: string): number => {
   return count
 }
 
+/**
+ * A result in a sentence, for the audit and the event stream: the family's
+ * own (`Read 120 lines from src/a.ts`), else what the result holds
+ * (`world.tools.git.log returned 3 commits`).
+ *
+ * **Example** (With and without the family's sentence)
+ * ```ts
+ * import { Budget } from "@ugent/agentese"
+ * console.log(Budget.sentence("world.tools.git.log", { commits: [1, 2, 3] }))
+ * // => world.tools.git.log returned 3 commits
+ * console.log(Budget.sentence("world.tools.file.read", {}, { summary: "Read 2 lines from a.txt" }))
+ * // => Read 2 lines from a.txt
+ * ```
+ *
+ * @category summaries
+ * @since 0.2.0
+ */
+export const sentence = (path: string, encoded: unknown, present?: Family.Presentation | undefined): string =>
+  present?.summary ?? `${path} returned ${describeShape(encoded)}`
+
+/**
+ * A size for a person: `512 B`, `1.2 KB`, `3.4 MB`.
+ *
+ * **Example** (Sizes)
+ * ```ts
+ * import { Budget } from "@ugent/agentese"
+ * console.log([Budget.size(512), Budget.size(1229), Budget.size(3_565_158)])
+ * // => [ '512 B', '1.2 KB', '3.4 MB' ]
+ * ```
+ *
+ * @category summaries
+ * @since 0.2.0
+ */
+export const size = (bytes: number): string =>
+  bytes < 1024
+    ? `${bytes} B`
+    : bytes < 1024 * 1024
+      ? `${(bytes / 1024).toFixed(1)} KB`
+      : `${(bytes / (1024 * 1024)).toFixed(1)} MB`
+
 const describeShape = (encoded: unknown): string => {
   if (Array.isArray(encoded)) return `${encoded.length} item(s)`
   if (typeof encoded === "object" && encoded !== null) {
@@ -442,7 +482,7 @@ export const apply = (options: {
     options.kept === undefined
       ? keptText(options.encoded, options.text)
       : { text: options.kept, field: undefined as string | undefined }
-  const what = options.present?.summary ?? `${options.path} returned ${describeShape(options.encoded)}`
+  const what = sentence(options.path, options.encoded, options.present)
   const summary = kept.field === undefined ? what : `${what} (its ${kept.field} is kept in memory)`
   const put = {
     tool: options.path,

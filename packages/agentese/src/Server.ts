@@ -172,6 +172,12 @@ export interface Options {
    * its own.
    */
   readonly proofKey?: string | Uint8Array | "workspace" | undefined
+  /**
+   * How long a read proof is accepted after it was issued (default 24 hours,
+   * `Workspace.defaultProofMaxAge`), or `false` for no bound; an older one is
+   * refused (`ProofRejected`, `expired`), with a message to read again.
+   */
+  readonly proofMaxAge?: Duration.Input | false | undefined
 }
 
 /**
@@ -278,6 +284,7 @@ export const layer = (options: Options) => {
   const workspace = Workspace.layer({
     root: options.root,
     policy: { writable: options.writable, blocked: options.recipe?.blocked },
+    proofMaxAge: options.proofMaxAge,
     ...(options.checkpoints === false ? {} : { checkpoints: options.checkpoints ?? {} })
   })
   // One stores layer, shared by the road (traces, audit) and the families (working memory).

@@ -15,6 +15,8 @@ export * as AgentRuns from "./AgentRuns.ts"
 /** @since 0.2.0 */
 export * as Budget from "./Budget.ts"
 /** @since 0.2.0 */
+export * as Callers from "./Callers.ts"
+/** @since 0.2.0 */
 export * as Catalog from "./Catalog.ts"
 /** @since 0.1.0 */
 export * as Events from "./Events.ts"

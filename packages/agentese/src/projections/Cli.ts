@@ -22,7 +22,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { ToolError, Trust } from "@ugent/core"
 import { Sandbox } from "@ugent/tools"
-import { ApprovalStore, AuditStore, type TraceStore } from "@ugent/wrappers"
+import { ApprovalStore, AuditStore, TraceStore } from "@ugent/wrappers"
 import {
   Cause,
   Console,
@@ -42,6 +42,7 @@ import { Argument, CliError, CliOutput, Command, Flag } from "effect/cli"
 import { type AiError, LanguageModel } from "effect/ai"
 import * as Agent from "../Agent.ts"
 import * as AgentRuns from "../AgentRuns.ts"
+import * as Callers from "../Callers.ts"
 import * as Catalog from "../Catalog.ts"
 import * as Families from "../Families.ts"
 import * as Human from "../Human.ts"
@@ -238,6 +239,12 @@ const common = {
     ),
     Flag.optional
   ),
+  proofMaxAge: Flag.String("proof-max-age").pipe(
+    Flag.withDescription(
+      "How long a read proof is accepted after the read, e.g. 30min, 2h (default 24h; off: no bound); an older one is refused with a message to read again"
+    ),
+    Flag.optional
+  ),
   budget: Flag.Int("budget").pipe(
     Flag.withDescription(
       "The largest result returned whole, in estimated tokens (default 25000); a larger one goes to working memory"
@@ -285,6 +292,7 @@ type Common = {
   readonly timeout: Option.Option<string>
   readonly loop: Option.Option<string>
   readonly budget: Option.Option<number>
+  readonly proofMaxAge: Option.Option<string>
   readonly shellNetwork: boolean
   readonly unsandboxed: boolean
   readonly sandboxUser: Option.Option<string>
@@ -369,12 +377,12 @@ const toolLimitsFlag = (value: Option.Option<string>) =>
     return out
   })
 
-const durationFlag = (value: Option.Option<string>) => {
+const durationFlag = (value: Option.Option<string>, flag = "timeout") => {
   if (Option.isNone(value)) return Effect.succeed(undefined)
   const m = /^(\d+(?:\.\d+)?)\s*(ms|s|sec|seconds?|m|min|minutes?|h|hours?)?$/.exec(value.value.trim())
   if (m === null) {
     return Effect.fail(
-      new UsageError({ problem: `--timeout ${value.value} is not a duration: write it as 30s or 2min.` })
+      new UsageError({ problem: `--${flag} ${value.value} is not a duration: write it as 30s or 2min.` })
     )
   }
   const unit = m[2] ?? "s"
@@ -515,7 +523,11 @@ export const setupOf = (
       shellNetwork: flags.shellNetwork ? true : undefined,
       unsandboxed: flags.unsandboxed ? Sandbox.unsandboxedConsent : undefined,
       sandboxUser: yield* sandboxUserFlag(flags.sandboxUser),
-      proofKey: defaults.proofKey ? "workspace" : undefined
+      proofKey: defaults.proofKey ? "workspace" : undefined,
+      proofMaxAge:
+        Option.isSome(flags.proofMaxAge) && flags.proofMaxAge.value.trim() === "off"
+          ? (false as const)
+          : yield* durationFlag(flags.proofMaxAge, "proof-max-age")
     }
   })
 
@@ -889,6 +901,29 @@ const mcp = Command.make(
   ])
 )
 
+/** A callers file and the flags that would silently override it, or a shell no caller's level may have. */
+const callersFit = (callers: ReadonlyArray<Callers.Configured>, options: Server.Options) =>
+  Effect.gen(function* () {
+    const own = (key: "rateLimits" | "resultBudgetTokens") =>
+      callers.filter((c) => c.recipe[key] !== undefined && c.recipe[key] !== options.recipe?.[key]).map((c) => c.id)
+    if (options.limits?.caller !== undefined && own("rateLimits").length > 0) {
+      return yield* new UsageError({
+        problem: `--rate-caller would override the rate limits of ${own("rateLimits").join(", ")} in the callers file: give each caller its limits in the file, or drop the flag.`
+      })
+    }
+    if (options.budgetTokens !== undefined && own("resultBudgetTokens").length > 0) {
+      return yield* new UsageError({
+        problem: `--budget would override the result budget of ${own("resultBudgetTokens").join(", ")} in the callers file: give each caller its budget in the file, or drop the flag.`
+      })
+    }
+    const below = callers.filter((c) => c.trust !== 3).map((c) => c.id)
+    if (options.unsandboxed !== undefined && below.length > 0) {
+      return yield* new UsageError({
+        problem: `An unsandboxed shell is served only to L3 callers, and ${below.join(", ")} are not L3.`
+      })
+    }
+  })
+
 const serve = Command.make(
   "serve",
   {
@@ -900,14 +935,26 @@ const serve = Command.make(
       Flag.withDescription("The address to bind (default 127.0.0.1: loopback only)"),
       Flag.withDefault("127.0.0.1")
     ),
+    callers: Flag.String("callers").pipe(
+      Flag.withDescription(
+        "A callers file (JSON): several callers on this server, each named by its own bearer token (stored as its SHA-256, or read from an environment variable or a file), each with its trust level, recipe, rate limits and result budget"
+      ),
+      Flag.optional
+    ),
     outputSchemas,
     ...common
   },
   (flags) =>
     Effect.gen(function* () {
       const options = yield* setupOf(flags, { stores: "sqlite", proofKey: true, profile: "team" })
+      const callers = Option.isSome(flags.callers)
+        ? yield* Callers.load(resolve(flags.callers.value), { base: options.recipe }).pipe(
+            Effect.mapError((e) => new UsageError({ problem: e.message }))
+          )
+        : undefined
+      if (callers !== undefined) yield* callersFit(callers, options)
       const [Http, Mcp, HttpServer] = yield* Effect.all([loadHttp, loadMcp, loadHttpServer])
-      if (!Http.isLoopback(flags.host) && process.env.UGENT_TOKEN === undefined) {
+      if (!Http.isLoopback(flags.host) && process.env.UGENT_TOKEN === undefined && callers === undefined) {
         yield* Console.error(
           `ugent: warning: ${flags.host} is not a loopback address; whoever reaches it calls as "${options.observerId}" at L${options.trust} (set UGENT_TOKEN to require a token).`
         )
@@ -915,7 +962,7 @@ const serve = Command.make(
       const token = process.env.UGENT_TOKEN === "" ? undefined : process.env.UGENT_TOKEN
       const approverToken = process.env.UGENT_APPROVER_TOKEN === "" ? undefined : process.env.UGENT_APPROVER_TOKEN
       const app = Http.serve(
-        { ...options, port: flags.port, host: flags.host, token, approverToken },
+        { ...options, port: flags.port, host: flags.host, token, approverToken, callers },
         Mcp.layerHttp({ path: "/mcp", askPending: approverToken !== undefined, outputSchemas: flags.outputSchemas })
       )
       yield* Effect.scoped(
@@ -925,6 +972,12 @@ const serve = Command.make(
           yield* Console.error(
             `ugent: serving ${url} (API ${url}/v1, OpenAPI ${url}/v1/openapi.json, MCP ${url}/mcp) as ${options.observerId} at L${options.trust}, root ${options.root}${token !== undefined ? ", token required" : ""}`
           )
+          // Who may call, by id and level: a token is never printed.
+          if (callers !== undefined) {
+            yield* Console.error(
+              `ugent: callers by their tokens: ${callers.map((c) => `${c.id} (L${c.trust}${c.recipe.rateLimits?.perMinute !== undefined ? `, ${c.recipe.rateLimits.perMinute}/min` : ""}${c.root !== undefined && c.root !== options.root ? `, project ${c.root}` : ""})`).join(", ")}${token === undefined ? "; every request needs a caller's token" : ""}`
+            )
+          }
           const settings = Profile.settings(options.recipe ?? {}, Server.overridesOf(options), "team")
           yield* Console.error(`ugent: ${Profile.describe(settings)}`)
           // Which profile runs, and why: the default is said as such, with the others to choose from.
@@ -955,24 +1008,15 @@ const clipped = (s: string, n: number) => {
   return one.length > n ? `${one.slice(0, n)}…` : one
 }
 
-/** A call's outcome in a few words: the result's summary or start, or the failure. */
-const outcomeLine = (call: Agent.Call): string => {
-  const o = call.outcome
-  if (o === undefined) return "not run"
-  if (!o.ok) return `${o.error._tag}: ${clipped(firstSentence(o.error.message), 160)}`
-  const r = o.result as { readonly overBudget?: unknown; readonly summary?: unknown } | undefined
-  if (r?.overBudget === true && typeof r.summary === "string") return `ok, over budget: ${clipped(r.summary, 160)}`
-  return `ok: ${clipped(JSON.stringify(o.result) ?? "", 160)}`
-}
-
+/** A step as the documents show it: `Step 3/5 (id, time)`, then each call with its size or failure and time. */
 const printStep = (step: Agent.Step) =>
   Effect.gen(function* () {
-    if (step.calls.length > 0 && step.text.trim() !== "")
-      yield* Console.error(`ugent: step ${step.index}: ${clipped(step.text, 200)}`)
+    const said = step.text.trim() === "" ? "" : `: ${clipped(step.text, 200)}`
+    yield* Console.error(`ugent: ${Agent.stepHeading(step)}${said}`)
     for (const call of step.calls) {
-      yield* Console.error(
-        `ugent: step ${step.index}: ${clipped(Agent.describeCall(call), 160)} → ${outcomeLine(call)}`
-      )
+      const o = call.outcome
+      const why = o !== undefined && !o.ok ? `: ${clipped(firstSentence(o.error.message), 160)}` : ""
+      yield* Console.error(`ugent:   ${Agent.callLine(call)}${why}`)
     }
   })
 
@@ -986,7 +1030,9 @@ const transcriptOf = (result: Agent.Result) => ({
   usage: result.usage,
   durationMillis: result.durationMillis,
   steps: result.steps.map((s) => ({
+    id: s.id,
     index: s.index,
+    of: s.of,
     text: s.text,
     finishReason: s.finishReason,
     usage: s.usage,
@@ -996,7 +1042,9 @@ const transcriptOf = (result: Agent.Result) => ({
       name: c.name,
       path: c.path ?? null,
       input: c.input,
-      outcome: c.outcome ?? null
+      outcome: c.outcome ?? null,
+      ...(c.durationMillis !== undefined ? { durationMillis: c.durationMillis } : {}),
+      ...(c.resultBytes !== undefined ? { resultBytes: c.resultBytes } : {})
     }))
   }))
 })
@@ -1137,19 +1185,32 @@ const stats = Command.make(
     Effect.gen(function* () {
       const since = yield* sinceFlag(flags.since)
       const options = yield* setupOf(flags, { stores: "sqlite", proofKey: false, profile: "local" })
-      const analytics = yield* onRoad(
+      // The latest calls, each with its result in a sentence and its size in tokens, as the audit has them, and the
+      // other calls its caller considered with it (ghost alternatives), as its trace has them.
+      const [analytics, after, traces] = yield* onRoad(
         options,
-        Effect.flatMap(AuditStore.AuditStore, (store) => store.analytics({ since })).pipe(
+        Effect.gen(function* () {
+          const audit = yield* AuditStore.AuditStore
+          const analytics = yield* audit.analytics({ since })
+          const after = (yield* audit.list({ since, limit: 40 })).filter((e) => e.phase === "after").slice(0, 10)
+          const store = yield* TraceStore.TraceStore
+          const traces = yield* Effect.forEach(after, (e) => Effect.map(store.get(e.callId), Option.getOrUndefined))
+          return [analytics, after, traces] as const
+        }).pipe(
           Effect.catch((e) => Effect.fail(startupProblem(e))),
           Effect.orDie
         )
       )
-      if (flags.json) return yield* printJson({ since: since ?? null, ...analytics })
-      yield* Console.log(renderStats(analytics))
+      const recent = after.map((e, i) => {
+        const alternatives = traces[i]?.alternatives ?? []
+        return alternatives.length > 0 ? { ...e, alternatives } : e
+      })
+      if (flags.json) return yield* printJson({ since: since ?? null, ...analytics, recent })
+      yield* Console.log(renderStats(analytics, recent))
     }).pipe(Effect.catchTag("UsageError", usage(flags.json)))
 ).pipe(
   Command.withDescription(
-    "The analytics of the audit store: calls, successes, refusals by reason, p50/p95 per path and per caller"
+    "The analytics of the audit store: calls, successes, refusals by reason, p50/p95 per path and per caller, each caller's calls of each path, failures grouped by error"
   )
 )
 
@@ -1246,7 +1307,19 @@ const approve = Command.make(
   ])
 )
 
-const renderStats = (a: AuditStore.AuditAnalytics): string => {
+const recentLine = (e: AuditStore.AuditEntry & { readonly alternatives?: ReadonlyArray<string> }): string => {
+  const outcome =
+    e.status === "success"
+      ? `${e.resultSummary ?? "ok"}${e.estimatedTokens !== undefined ? ` (~${e.estimatedTokens} tokens)` : ""}`
+      : `${e.error?.tag ?? "failed"}: ${clipped(firstSentence(e.error?.message ?? ""), 120)}`
+  const considered = e.alternatives === undefined ? "" : ` · also considered: ${e.alternatives.join(", ")}`
+  return `  ${new Date(e.at).toISOString()} ${e.observerId.padEnd(12)} ${e.path.padEnd(28)} ${clipped(e.inputSummary, 60).padEnd(30)} → ${outcome}${considered}`
+}
+
+const renderStats = (
+  a: AuditStore.AuditAnalytics,
+  recent: ReadonlyArray<AuditStore.AuditEntry & { readonly alternatives?: ReadonlyArray<string> }> = []
+): string => {
   const ms = (v: number | undefined) => (v === undefined ? "-" : `${v.toFixed(1)} ms`)
   const row = (s: AuditStore.AuditStats) =>
     `  ${s.key.padEnd(32)} ${String(s.calls).padStart(6)} calls ${String(s.successes).padStart(6)} ok ${String(s.refusals).padStart(5)} refused ${String(s.failures - s.refusals).padStart(5)} failed   p50 ${ms(s.p50DurationMillis)}  p95 ${ms(s.p95DurationMillis)}`
@@ -1260,7 +1333,23 @@ const renderStats = (a: AuditStore.AuditAnalytics): string => {
     "By path:",
     ...(a.byTool.length === 0 ? ["  (no calls)"] : a.byTool.map(row)),
     "By caller:",
-    ...(a.byObserver.length === 0 ? ["  (no calls)"] : a.byObserver.map(row))
+    ...(a.byObserver.length === 0 ? ["  (no calls)"] : a.byObserver.map(row)),
+    "By caller and path:",
+    ...(a.byObserverTool.length === 0
+      ? ["  (no calls)"]
+      : a.byObserverTool.map(
+          (p) =>
+            `  ${p.observerId.padEnd(16)} ${p.path.padEnd(32)} ${String(p.calls).padStart(6)} calls ${String(p.successes).padStart(6)} ok ${String(p.refusals).padStart(5)} refused ${String(p.failures - p.refusals).padStart(5)} failed`
+        )),
+    "Failures by error:",
+    ...(a.failures.length === 0
+      ? ["  (none)"]
+      : a.failures.map(
+          (f) =>
+            `  ${f.reason.padEnd(20)} ${(f.kind ?? "-").padEnd(13)} ${String(f.count).padStart(6)}   last ${new Date(f.lastAt).toISOString()}`
+        )),
+    "Recent calls:",
+    ...(recent.length === 0 ? ["  (none)"] : recent.map(recentLine))
   ].join("\n")
 }
 

@@ -18,6 +18,7 @@ import {
   ByteSize,
   type Cause,
   Clock,
+  Context,
   Duration,
   Effect,
   Exit,
@@ -35,6 +36,7 @@ import {
   type HttpServerRequest,
   HttpServerResponse
 } from "effect/http"
+import * as Callers from "../../Callers.ts"
 import type * as Human from "../../Human.ts"
 import type * as Invoke from "../../Invoke.ts"
 import { capture, within } from "../captured.ts"
@@ -56,6 +58,8 @@ export interface Options {
 interface Session {
   readonly id: string
   readonly client: string
+  /** The caller whose credential opened it (a callers file); only that credential uses it. */
+  readonly caller: Callers.Configured | undefined
   readonly connection: Server.Connection
   readonly scope: Scope.Closeable
   /** Lines for the client outside a reply (questions), taken by whichever event stream is open. */
@@ -97,7 +101,7 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
           return Effect.andThen(session.connection.close, Scope.close(session.scope, Exit.void)).pipe(Effect.ignore)
         })
 
-      const open = (client: string) =>
+      const open = (client: string, caller: Callers.Configured | undefined) =>
         Effect.gen(function* () {
           const scope = yield* Scope.make()
           const outbox = yield* Queue.unbounded<string, Cause.Done>()
@@ -107,7 +111,8 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
               info: options.info,
               send: (line) => Effect.asVoid(Queue.offer(outbox, line)),
               fallback: options.fallback,
-              services: () => Effect.succeed(captured),
+              // The caller its credential named, over the server's configured one.
+              services: () => Effect.succeed(caller === undefined ? captured : Context.merge(captured, caller.context)),
               session: `mcp-http:${id}`
             })
           ).pipe(Scope.provide(scope))
@@ -115,6 +120,7 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
           const session: Session = {
             id,
             client,
+            caller,
             connection,
             scope,
             outbox,
@@ -155,7 +161,7 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
         return origin !== undefined && !options.allowedOrigins.includes(origin)
       }
 
-      const sessionOf = (request: HttpServerRequest.HttpServerRequest) => {
+      const sessionOf = (request: HttpServerRequest.HttpServerRequest, caller: Callers.Configured | undefined) => {
         const id = request.headers["mcp-session-id"]
         if (id === undefined) {
           return {
@@ -166,7 +172,9 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
             )
           }
         }
-        const session = sessions.get(id)
+        const found = sessions.get(id)
+        // Another credential's session is not found: its id alone never lends its caller's rights.
+        const session = found?.caller === caller ? found : undefined
         if (session === undefined) {
           return {
             error: jsonRpcError(
@@ -240,9 +248,9 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
                 `This server holds ${options.maxSessions} MCP sessions, its limit. Close a session (DELETE with its Mcp-Session-Id) or try again later.`
               )
             }
-            session = yield* open(client)
+            session = yield* open(client, yield* Callers.Identified)
           } else {
-            const found = sessionOf(request)
+            const found = sessionOf(request, yield* Callers.Identified)
             if (found.error !== undefined) return found.error
             session = found.session
           }
@@ -253,7 +261,13 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
             (m) => isRecord(m) && m.id !== undefined && m.id !== null && typeof m.method === "string"
           )
           // A reply as JSON has no room for notifications about its request (progress): they are not sent.
-          const answer = (m: unknown) => session.connection.receive(m, () => Effect.void)
+          // The session's caller over the server's, whose context the request's fiber holds.
+          const caller = session.caller
+          const asCaller = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+            caller === undefined
+              ? effect
+              : Effect.updateContext(effect, (c: Context.Context<R>) => Context.merge(c, caller.context))
+          const answer = (m: unknown) => asCaller(session.connection.receive(m, () => Effect.void))
           if (requests.length === 0) {
             yield* Effect.forEach(messages, answer, { discard: true })
             return HttpServerResponse.empty({ status: 202, headers })
@@ -274,14 +288,16 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
           }
           const done = yield* Queue.unbounded<string, Cause.Done>()
           yield* Effect.forkIn(
-            Effect.forEach(
-              messages,
-              (m) =>
-                Effect.flatMap(
-                  session.connection.receive(m, (line) => Effect.asVoid(Queue.offer(done, line))),
-                  (reply) => (reply === undefined ? Effect.void : Queue.offer(done, reply))
-                ),
-              { concurrency: "unbounded", discard: true }
+            asCaller(
+              Effect.forEach(
+                messages,
+                (m) =>
+                  Effect.flatMap(
+                    session.connection.receive(m, (line) => Effect.asVoid(Queue.offer(done, line))),
+                    (reply) => (reply === undefined ? Effect.void : Queue.offer(done, reply))
+                  ),
+                { concurrency: "unbounded", discard: true }
+              )
             ).pipe(Effect.ensuring(Queue.end(done))),
             session.scope
           )
@@ -300,7 +316,7 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
       const remove = (request: HttpServerRequest.HttpServerRequest) =>
         Effect.gen(function* () {
           if (forbiddenOrigin(request)) return HttpServerResponse.empty({ status: 403 })
-          const found = sessionOf(request)
+          const found = sessionOf(request, yield* Callers.Identified)
           if (found.error !== undefined) return found.error
           yield* end(found.session)
           return HttpServerResponse.empty({ status: 204 })
