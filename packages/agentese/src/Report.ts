@@ -319,7 +319,7 @@ export const make = <E = never, R = never>(options: {
  *   Report.make({ root }).pipe(Effect.provide(Server.layer({ root, stores: "memory" })))
  * )
  * const lines = Report.markdown(report).split("\n")
- * console.log(lines.filter((l) => l.startsWith("    - ")).map((l) => JSON.parse(l.slice(6)).path))
+ * console.log(lines.filter((l) => l.startsWith("    - {\"callId\"")).map((l) => JSON.parse(l.slice(6)).path))
  * // => [ 'world.tools.file.list', 'world.tools.git.status' ]
  * console.log(lines.filter((l) => l.startsWith("## ")))
  * // => [ '## Last active area', '## Current state', '## Suggested next steps', '## Based on' ]

@@ -112,7 +112,7 @@ export interface ToolOptions {
  * await using tools = await toOpenAiTools({ server: { root, stores: "memory" } })
  * const read = tools.responses.find((t) => t.name === "world_tools_file_read")!
  * console.log(read.strict, read.parameters.required)
- * // => true [ 'path', 'offset', 'limit' ]
+ * // => true [ 'path', 'offset', 'limit', 'startLine', 'endLine' ]
  * const content = await tools.handleToolCall("world_tools_file_read", '{"path":"hello.txt","offset":null,"limit":null}')
  * console.log(JSON.parse(content).content)
  * // => 1	hello
