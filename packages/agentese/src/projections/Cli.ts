@@ -16,6 +16,7 @@
  * @since 0.1.0
  */
 import { statSync } from "node:fs"
+import { hostname } from "node:os"
 import { dirname, resolve } from "node:path"
 import { text as readAll } from "node:stream/consumers"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
@@ -888,6 +889,39 @@ const mcp = Command.make(
   ])
 )
 
+/** `--room` and `--instance`: a room keeps its sessions in Redis, so it needs `--redis`; an instance is named. */
+const roomOf = (
+  flags: { readonly room: Option.Option<string>; readonly instance: Option.Option<string> },
+  setup: Server.Options
+): Effect.Effect<Pick<Server.Options, "room" | "instance">, UsageError> => {
+  const room = Option.getOrUndefined(flags.room)
+  const instance = Option.getOrUndefined(flags.instance)
+  const name = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+  if (room !== undefined && !name.test(room)) {
+    return Effect.fail(
+      new UsageError({ problem: `--room ${room} is not a name: use letters, digits, '.', '_' and '-' (at most 64).` })
+    )
+  }
+  if (instance !== undefined && !name.test(instance)) {
+    return Effect.fail(
+      new UsageError({
+        problem: `--instance ${instance} is not a name: use letters, digits, '.', '_' and '-' (at most 64).`
+      })
+    )
+  }
+  if (room !== undefined && setup.redis === undefined) {
+    return Effect.fail(
+      new UsageError({
+        problem: `--room ${room} keeps the room's sessions in Redis: give --redis redis://… as well (the same on every instance).`
+      })
+    )
+  }
+  return Effect.succeed({
+    room,
+    instance: instance ?? (room === undefined ? undefined : `${hostname()}-${process.pid}`)
+  })
+}
+
 const serve = Command.make(
   "serve",
   {
@@ -899,12 +933,23 @@ const serve = Command.make(
       Flag.withDescription("The address to bind (default 127.0.0.1: loopback only)"),
       Flag.withDefault("127.0.0.1")
     ),
+    room: Flag.String("room").pipe(
+      Flag.withDescription(
+        "Join a room of several servers behind one load balancer: its session state (remembered proofs, plan mode, MCP sessions) is kept in Redis (--redis) under this name, so any instance serves any request of any session. Every instance needs the same UGENT_PROOF_KEY, recipe and limits (one that differs does not start); give --stores a postgres:// URL to share audit, traces, tasks and working memory"
+      ),
+      Flag.optional
+    ),
+    instance: Flag.String("instance").pipe(
+      Flag.withDescription("This server's name in the audit and traces (default <host>-<pid>)"),
+      Flag.optional
+    ),
     outputSchemas,
     ...common
   },
   (flags) =>
     Effect.gen(function* () {
-      const options = yield* setupOf(flags, { stores: "sqlite", proofKey: true, profile: "team" })
+      const setup = yield* setupOf(flags, { stores: "sqlite", proofKey: true, profile: "team" })
+      const options = { ...setup, ...(yield* roomOf(flags, setup)) }
       const [Http, Mcp, HttpServer] = yield* Effect.all([loadHttp, loadMcp, loadHttpServer])
       if (!Http.isLoopback(flags.host) && process.env.UGENT_TOKEN === undefined) {
         yield* Console.error(
@@ -924,6 +969,11 @@ const serve = Command.make(
           yield* Console.error(
             `ugent: serving ${url} (API ${url}/v1, OpenAPI ${url}/v1/openapi.json, MCP ${url}/mcp) as ${options.observerId} at L${options.trust}, root ${options.root}${token !== undefined ? ", token required" : ""}`
           )
+          if (options.room !== undefined) {
+            yield* Console.error(
+              `ugent: instance ${options.instance} of the room ${options.room}: sessions are kept in Redis${typeof options.stores === "object" ? ", records in PostgreSQL" : "; give --stores postgres://… to share audit, traces, tasks and working memory"}`
+            )
+          }
           const settings = Profile.settings(options.recipe ?? {}, Server.overridesOf(options), "team")
           yield* Console.error(`ugent: ${Profile.describe(settings)}`)
           // Which profile runs, and why: the default is said as such, with the others to choose from.

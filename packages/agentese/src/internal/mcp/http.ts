@@ -11,6 +11,13 @@
  * minute old gives way to a newcomer) and at most so many per client (its
  * oldest gives way), and an idle expiry. Authentication is the router's.
  *
+ * In a room (`SessionState.McpSessions` shared), a session is recorded in the
+ * room's store at initialize and looked up (its idle time restarted) on each
+ * request, so any instance goes on with it: an instance that does not hold
+ * it yet opens a connection from what initialize settled. The bounds then
+ * hold the connections this instance keeps; one let go (idle, evicted, the
+ * instance stopping) lives on in the room until it expires or is deleted.
+ *
  * @internal
  */
 import { randomUUID } from "node:crypto"
@@ -36,7 +43,9 @@ import {
   HttpServerResponse
 } from "effect/http"
 import type * as Human from "../../Human.ts"
+import { Invoker } from "../../Invoke.ts"
 import type * as Invoke from "../../Invoke.ts"
+import * as SessionState from "../../SessionState.ts"
 import { capture, within } from "../captured.ts"
 import * as Server from "./server.ts"
 import { maxDepth, nestsDeeperThan } from "../jsonDepth.ts"
@@ -90,6 +99,8 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
       const router = yield* HttpRouter.HttpRouter
       const captured = yield* capture
       const sessions = new Map<string, Session>()
+      const room = Option.filter(yield* Effect.serviceOption(SessionState.McpSessions), (s) => s.shared)
+      const roadSession = (id: string) => `mcp-http:${id}`
 
       const end = (session: Session) =>
         Effect.suspend(() => {
@@ -97,18 +108,30 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
           return Effect.andThen(session.connection.close, Scope.close(session.scope, Exit.void)).pipe(Effect.ignore)
         })
 
-      const open = (client: string) =>
+      /** Lets this instance's connection go; in a room the session lives on for the others, else it ends. */
+      const release = (session: Session) =>
+        Option.isNone(room)
+          ? end(session)
+          : Effect.suspend(() => {
+              sessions.delete(session.id)
+              return Effect.andThen(session.connection.detach, Scope.close(session.scope, Exit.void)).pipe(
+                Effect.ignore
+              )
+            })
+
+      const open = (client: string, resume?: { readonly id: string; readonly settled: SessionState.McpSession }) =>
         Effect.gen(function* () {
           const scope = yield* Scope.make()
           const outbox = yield* Queue.unbounded<string, Cause.Done>()
-          const id = randomUUID()
+          const id = resume?.id ?? randomUUID()
           const connection = yield* within(captured)(
             Server.connect({
               info: options.info,
               send: (line) => Effect.asVoid(Queue.offer(outbox, line)),
               fallback: options.fallback,
               services: () => Effect.succeed(captured),
-              session: `mcp-http:${id}`
+              session: roadSession(id),
+              resume: resume?.settled
             })
           ).pipe(Scope.provide(scope))
           const now = yield* Clock.currentTimeMillis
@@ -118,7 +141,7 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
             connection,
             scope,
             outbox,
-            protocolVersion: undefined,
+            protocolVersion: resume?.settled.protocolVersion,
             canStream: false,
             lastUsed: now
           }
@@ -129,7 +152,7 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
       const sweep = Effect.flatMap(Clock.currentTimeMillis, (now) =>
         Effect.forEach(
           [...sessions.values()].filter((s) => now - s.lastUsed >= options.idleMillis),
-          end,
+          release,
           { discard: true }
         )
       )
@@ -138,13 +161,13 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
       const makeRoom = (client: string, now: number) =>
         Effect.gen(function* () {
           const own = [...sessions.values()].filter((s) => s.client === client).sort((a, b) => a.lastUsed - b.lastUsed)
-          if (own.length >= options.maxSessionsPerClient) yield* end(own[0]!)
+          if (own.length >= options.maxSessionsPerClient) yield* release(own[0]!)
           if (sessions.size < options.maxSessions) return true
           yield* sweep
           if (sessions.size < options.maxSessions) return true
           const [oldest] = [...sessions.values()].sort((a, b) => a.lastUsed - b.lastUsed)
           if (oldest !== undefined && now - oldest.lastUsed >= 60_000) {
-            yield* end(oldest)
+            yield* release(oldest)
             return true
           }
           return false
@@ -155,39 +178,62 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
         return origin !== undefined && !options.allowedOrigins.includes(origin)
       }
 
-      const sessionOf = (request: HttpServerRequest.HttpServerRequest) => {
-        const id = request.headers["mcp-session-id"]
-        if (id === undefined) {
-          return {
-            error: jsonRpcError(
-              400,
-              Server.ErrorCode.invalidRequest,
-              "Bad Request: the Mcp-Session-Id header is missing; send initialize first."
-            )
+      const notFound = () =>
+        jsonRpcError(
+          404,
+          Server.ErrorCode.invalidRequest,
+          "Session not found: it ended or expired. Initialize a new session."
+        )
+      const storeDown = (e: { readonly message: string }) =>
+        jsonRpcError(503, -32000, `${e.message} The session is kept; send the request again.`, { "retry-after": "1" })
+
+      /** This instance's connection of the session, in a room made from the room's record when it holds none. */
+      const local = (id: string, client: string) =>
+        Effect.gen(function* () {
+          if (Option.isNone(room)) return { session: sessions.get(id) }
+          const found = yield* Effect.result(room.value.find(id, options.idleMillis))
+          if (found._tag === "Failure") return { error: storeDown(found.failure) }
+          const held = sessions.get(id)
+          if (found.success === undefined) {
+            // Deleted or expired in the room: this instance's connection goes too.
+            if (held !== undefined) yield* release(held)
+            return { session: undefined }
           }
-        }
-        const session = sessions.get(id)
-        if (session === undefined) {
-          return {
-            error: jsonRpcError(
-              404,
-              Server.ErrorCode.invalidRequest,
-              "Session not found: it ended or expired. Initialize a new session."
-            )
+          if (held !== undefined) return { session: held }
+          if (!(yield* makeRoom(client, yield* Clock.currentTimeMillis))) return { session: undefined }
+          return { session: yield* open(found.success.client, { id, settled: found.success }) }
+        })
+
+      const sessionOf = (request: HttpServerRequest.HttpServerRequest) =>
+        Effect.gen(function* () {
+          const id = request.headers["mcp-session-id"]
+          if (id === undefined) {
+            return {
+              error: jsonRpcError(
+                400,
+                Server.ErrorCode.invalidRequest,
+                "Bad Request: the Mcp-Session-Id header is missing; send initialize first."
+              )
+            }
           }
-        }
-        const version = request.headers["mcp-protocol-version"]
-        if (version !== undefined && !(Server.protocolVersions as ReadonlyArray<string>).includes(version)) {
-          return {
-            error: jsonRpcError(
-              400,
-              Server.ErrorCode.invalidRequest,
-              `Bad Request: unsupported MCP-Protocol-Version ${version}.`
-            )
+          const version = request.headers["mcp-protocol-version"]
+          if (version !== undefined && !(Server.protocolVersions as ReadonlyArray<string>).includes(version)) {
+            return {
+              error: jsonRpcError(
+                400,
+                Server.ErrorCode.invalidRequest,
+                `Bad Request: unsupported MCP-Protocol-Version ${version}.`
+              )
+            }
           }
-        }
-        return { session }
-      }
+          const found = yield* local(
+            id,
+            Option.getOrElse(request.remoteAddress, () => "unknown")
+          )
+          if (found.error !== undefined) return { error: found.error }
+          if (found.session === undefined) return { error: notFound() }
+          return { session: found.session }
+        })
 
       const post = (request: HttpServerRequest.HttpServerRequest) =>
         Effect.gen(function* () {
@@ -242,7 +288,7 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
             }
             session = yield* open(client)
           } else {
-            const found = sessionOf(request)
+            const found = yield* sessionOf(request)
             if (found.error !== undefined) return found.error
             session = found.session
           }
@@ -267,6 +313,19 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
             )
             const version = Option.fromNullishOr(initializing ? protocolOf(replies[0]) : undefined)
             if (Option.isSome(version)) session.protocolVersion = version.value
+            // In a room, the session is recorded for the other instances before its id is handed out.
+            const settled = initializing ? session.connection.settled() : undefined
+            if (Option.isSome(room) && settled !== undefined) {
+              const recorded = yield* Effect.result(
+                room.value.open(session.id, { client: session.client, ...settled }, options.idleMillis)
+              )
+              if (recorded._tag === "Failure") {
+                yield* end(session)
+                return jsonRpcError(503, -32000, `${recorded.failure.message} No session was opened.`, {
+                  "retry-after": "1"
+                })
+              }
+            }
             return HttpServerResponse.text(Array.isArray(message) ? `[${replies.join(",")}]` : (replies[0] ?? ""), {
               contentType: "application/json",
               headers
@@ -300,8 +359,14 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
       const remove = (request: HttpServerRequest.HttpServerRequest) =>
         Effect.gen(function* () {
           if (forbiddenOrigin(request)) return HttpServerResponse.empty({ status: 403 })
-          const found = sessionOf(request)
+          const found = yield* sessionOf(request)
           if (found.error !== undefined) return found.error
+          if (Option.isSome(room)) {
+            // Ended for the whole room: its record and its remembered proofs.
+            const ended = yield* Effect.result(room.value.end(found.session.id))
+            if (ended._tag === "Failure") return storeDown(ended.failure)
+            yield* within(captured)(Effect.flatMap(Invoker, (road) => road.endSession(roadSession(found.session.id))))
+          }
           yield* end(found.session)
           return HttpServerResponse.empty({ status: 204 })
         })
@@ -316,7 +381,8 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
             : HttpServerResponse.empty({ status: 405, headers: { allow: "POST, DELETE" } })
         )
       )
-      yield* Effect.addFinalizer(() => Effect.forEach([...sessions.values()], end, { discard: true }))
+      // Stopping lets this instance's connections go: in a room their sessions go on elsewhere.
+      yield* Effect.addFinalizer(() => Effect.forEach([...sessions.values()], release, { discard: true }))
       yield* Effect.forkScoped(
         Effect.repeat(sweep, Schedule.spaced(Duration.millis(Math.max(1000, Math.min(60_000, options.idleMillis / 2)))))
       )

@@ -330,6 +330,17 @@ export interface Connection {
   readonly initialized: () => boolean
   /** Ends the connection: its calls are interrupted, its questions unanswered, its session forgotten. */
   readonly close: Effect.Effect<void>
+  /** Lets the connection go from this process only: its calls are interrupted, its session kept for others. */
+  readonly detach: Effect.Effect<void>
+  /** What initialize settled (to go on with the session elsewhere), once it has. */
+  readonly settled: () => Settled | undefined
+}
+
+/** What a client settled at initialize: enough for another process to go on with its session. */
+export interface Settled {
+  readonly protocolVersion: string
+  readonly capabilities: Readonly<Record<string, unknown>>
+  readonly clientName?: string | undefined
 }
 
 /**
@@ -407,6 +418,8 @@ export const connect = (options: {
   readonly services: Services
   /** The session the road remembers this client's proofs and mode under. */
   readonly session?: string | undefined
+  /** A session initialized elsewhere (another instance of a room), gone on with here. */
+  readonly resume?: Settled | undefined
 }): Effect.Effect<Connection, never, Scope.Scope> =>
   Effect.gen(function* () {
     const scope = yield* Scope.Scope
@@ -538,6 +551,19 @@ export const connect = (options: {
       )
     }
 
+    const settle = (settled: Settled) => {
+      protocol = settled.protocolVersion
+      capabilities = settled.capabilities
+      client = settled.clientName
+      audience = undefined
+      structure = options.info.outputSchemas || Budget.clientNamed(client)?.readsStructured !== true
+    }
+    if (options.resume !== undefined) {
+      settle(options.resume)
+      initialized = true
+      yield* start
+    }
+
     const answer = (
       id: Id,
       method: string,
@@ -547,12 +573,12 @@ export const connect = (options: {
       switch (method) {
         case "initialize": {
           const requested = params.protocolVersion
-          protocol = protocolVersions.find((v) => v === requested) ?? protocolVersions[0]
-          capabilities = isRecord(params.capabilities) ? params.capabilities : {}
           const name = isRecord(params.clientInfo) ? params.clientInfo.name : undefined
-          client = typeof name === "string" ? name : undefined
-          audience = undefined
-          structure = options.info.outputSchemas || Budget.clientNamed(client)?.readsStructured !== true
+          settle({
+            protocolVersion: protocolVersions.find((v) => v === requested) ?? protocolVersions[0],
+            capabilities: isRecord(params.capabilities) ? params.capabilities : {},
+            clientName: typeof name === "string" ? name : undefined
+          })
           const reply = resultLine(id, {
             protocolVersion: protocol,
             capabilities: { logging: {}, tools: { listChanged: false } },
@@ -647,13 +673,19 @@ export const connect = (options: {
       )
     }
 
+    const detach = Effect.gen(function* () {
+      for (const reply of asked.values()) yield* Deferred.fail(reply, "the connection closed")
+      yield* FiberSet.clear(fibers)
+    })
     return {
       receive,
       initialized: () => initialized,
       close: Effect.gen(function* () {
-        for (const reply of asked.values()) yield* Deferred.fail(reply, "the connection closed")
-        yield* FiberSet.clear(fibers)
+        yield* detach
         if (made !== undefined) yield* made.road.endSession(session)
-      })
+      }),
+      detach,
+      settled: () =>
+        protocol === undefined ? undefined : { protocolVersion: protocol, capabilities, clientName: client }
     }
   })
