@@ -37,6 +37,7 @@ import type * as Render from "./Render.ts"
 import { Registry, type RegistryShape, UnknownPath } from "./Registry.ts"
 import * as Modes from "./self/Modes.ts"
 import * as Sessions from "./Sessions.ts"
+import * as SessionState from "./SessionState.ts"
 import { PolicyDenied } from "./road/Admission.ts"
 import * as Caller from "./road/Caller.ts"
 import * as RoadJournal from "./road/Journal.ts"
@@ -268,7 +269,8 @@ export const layer = (
         breakers: Context.get(services, Breaker.CircuitBreakerStore),
         breaker: options.breaker,
         root: options.root,
-        onStoreError: Context.get(services as Context.Context<never>, OnStoreError)
+        onStoreError: Context.get(services as Context.Context<never>, OnStoreError),
+        instance: yield* SessionState.Instance
       })
       // What the tools may read besides their capabilities: the road's services, working memory's names, and (once
       // made, below) the road itself, for a tool that acts for its caller (a sub-agent).

@@ -79,15 +79,23 @@ export class McpSessions extends Context.Service<McpSessions, McpSessionsShape>(
 export type Services = Sessions.Sessions | Modes.Modes | McpSessions
 
 /**
- * This process's name in a room, recorded with each of its calls
- * (`<host>-<pid>` unless the operator names it, `--instance`).
+ * This server's name, recorded with each call it serves (in the audit), when
+ * it has one: `ugent serve --instance`, or `<host>-<pid>` in a room.
  *
  * @category services
  * @since 0.2.0
  */
-export const Instance = Context.Reference<string>("ugent/agentese/SessionState/Instance", {
-  defaultValue: () => `${hostname()}-${process.pid}`
+export const Instance = Context.Reference<string | undefined>("ugent/agentese/SessionState/Instance", {
+  defaultValue: () => undefined
 })
+
+/**
+ * The default name of an instance: its host and process id.
+ *
+ * @category services
+ * @since 0.2.0
+ */
+export const defaultInstance = (): string => `${hostname()}-${process.pid}`
 
 /**
  * The session state of one process: proofs and modes in memory (bounded),

@@ -16,7 +16,6 @@
  * @since 0.1.0
  */
 import { statSync } from "node:fs"
-import { hostname } from "node:os"
 import { dirname, resolve } from "node:path"
 import { text as readAll } from "node:stream/consumers"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
@@ -54,6 +53,7 @@ import * as Recipe from "../Recipe.ts"
 import * as Registry from "../Registry.ts"
 import * as Report from "../Report.ts"
 import * as Server from "../Server.ts"
+import * as SessionState from "../SessionState.ts"
 import * as State from "../State.ts"
 import * as Telemetry from "../Telemetry.ts"
 
@@ -918,7 +918,7 @@ const roomOf = (
   }
   return Effect.succeed({
     room,
-    instance: instance ?? (room === undefined ? undefined : `${hostname()}-${process.pid}`)
+    instance: instance ?? (room === undefined ? undefined : SessionState.defaultInstance())
   })
 }
 
@@ -1186,7 +1186,9 @@ const renderStats = (a: AuditStore.AuditAnalytics): string => {
     "By path:",
     ...(a.byTool.length === 0 ? ["  (no calls)"] : a.byTool.map(row)),
     "By caller:",
-    ...(a.byObserver.length === 0 ? ["  (no calls)"] : a.byObserver.map(row))
+    ...(a.byObserver.length === 0 ? ["  (no calls)"] : a.byObserver.map(row)),
+    // A room's instances name themselves in the audit: which served what.
+    ...(a.byInstance === undefined ? [] : ["By instance:", ...a.byInstance.map(row)])
   ].join("\n")
 }
 

@@ -162,6 +162,8 @@ export interface Services {
   readonly root: string | undefined
   /** What the limiter and breaker do when their store (Redis) does not answer. */
   readonly onStoreError: OnStoreErrorPolicy
+  /** This server's name in a room, recorded with each call. */
+  readonly instance?: string | undefined
 }
 
 /**
@@ -485,7 +487,8 @@ export const make = (services: Services): Road => {
         alternatives: options.alternatives ?? Context.get(context, Traced.Alternatives),
         sideEffects: route.sideEffects,
         startedAt: clock.currentTimeMillisUnsafe(),
-        ...(options.clientCallId !== undefined ? { clientCallId: options.clientCallId } : {})
+        ...(options.clientCallId !== undefined ? { clientCallId: options.clientCallId } : {}),
+        ...(services.instance !== undefined ? { instance: services.instance } : {})
       }
       const trace = { id: record.id, rootId: record.rootId }
       const body = Effect.flatMap(Effect.exit(Journal.begin(sinks, record)), (begun) =>

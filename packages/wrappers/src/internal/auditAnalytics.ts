@@ -58,9 +58,11 @@ export const analyze = (entries: Iterable<AuditEntry>, window: TimeWindow): Audi
     else found.count++
   }
   const all = statsOf("", after)
+  const served = after.some((e) => e.instance !== undefined)
   return {
     byTool: group((e) => e.path),
     byObserver: group((e) => e.observerId),
+    ...(served ? { byInstance: group((e) => e.instance ?? "(unnamed)") } : {}),
     refusals: [...refusals.values()].sort(refusalOrder),
     totals: { calls: all.calls, successes: all.successes, failures: all.failures, refusals: all.refusals }
   }
