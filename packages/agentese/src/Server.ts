@@ -229,12 +229,15 @@ const limiterLayers = (options: Options, connection: Layer.Layer<Redis.Redis, Re
 
 /**
  * What every instance of a room must share besides the proof key, as
- * fingerprints: the recipe, the profile and limits, the caller's trust.
+ * fingerprints: the workspace's path, the recipe, the profile and limits,
+ * the caller's trust.
  *
  * @category options
  * @since 0.2.0
  */
 export const agreementOf = (options: Options): SessionState.Agreement => ({
+  // A proof names its workspace by the root's path: instances on other paths could not verify each other's.
+  workspace: SessionState.fingerprint(options.root),
   recipe: SessionState.fingerprint(options.recipe ?? null),
   limits: SessionState.fingerprint({
     profile: options.profile ?? null,

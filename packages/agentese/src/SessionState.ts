@@ -7,9 +7,11 @@
  * (`--stores postgres://…` shares them); pending approvals are not here.
  *
  * Why Redis and not PostgreSQL: a remembered proof is written after every
- * read and looked up before every edit; on this machine a Redis round trip
- * took 0.105 ms against 0.287 ms for PostgreSQL's upsert and select
- * (`npm run bench -- room`), and Redis expires idle sessions by itself.
+ * read and looked up before every edit, and the session looked up on every
+ * MCP request; on the 2-core test machine a Redis round trip took 0.105 ms
+ * against 0.287 ms for a PostgreSQL upsert or select (idle), 0.44 against
+ * 2.3 ms under load (`npm run bench -- room`), and Redis expires idle
+ * sessions by itself.
  *
  * @since 0.2.0
  */
