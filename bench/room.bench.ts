@@ -14,6 +14,10 @@
  * - the room of 1 instance (baseline) against 3 behind a round-robin
  *   balancer (ours), the same load.
  *
+ * Every instance runs throughout; after a 3 s warm-up of each case, the
+ * cases take turns for 3 rounds of 5 s and the median round of each is
+ * reported, so that a change in the load of a shared machine hits them alike.
+ *
  * Every instance runs the `local` profile with the loop detector off, so no
  * limit or loop refusal enters the figures. The machine's load (`uptime`)
  * is printed beside the rows.
@@ -33,7 +37,8 @@ import { createClient } from "redis"
 import { type Bench, row } from "./Bench.ts"
 
 const connections = 10
-const seconds = 10
+const seconds = 5
+const rounds = 3
 const bin = fileURLToPath(new URL("../packages/agentese/bin/ugent.js", import.meta.url))
 const redisUrl = process.env.UGENT_REDIS_URL
 const pgUrl = process.env.UGENT_PG_URL
@@ -115,8 +120,12 @@ const balancer = (urls: ReadonlyArray<string>) =>
 
 const mcpHeaders = { "content-type": "application/json", accept: "application/json, text/event-stream" }
 
-/** Opens an MCP session at `url` and drives it: calls per second of file.read. */
-const drive = async (url: string): Promise<Load> => {
+/** The run of median throughput. */
+const median = (loads: ReadonlyArray<Load>): Load =>
+  [...loads].sort((a, b) => a.rps - b.rps)[Math.floor(loads.length / 2)]!
+
+/** Opens an MCP session at `url` and drives it for `duration` seconds: calls per second of file.read. */
+const session = async (url: string, duration: number): Promise<Load> => {
   const init = await fetch(`${url}/mcp`, {
     method: "POST",
     headers: mcpHeaders,
@@ -150,7 +159,7 @@ const drive = async (url: string): Promise<Load> => {
       `${url}/mcp`,
       body,
       JSON.stringify(headers),
-      String(seconds),
+      String(duration),
       String(connections)
     ],
     { cwd: fileURLToPath(new URL("..", import.meta.url)), maxBuffer: 1 << 20 }
@@ -209,7 +218,7 @@ const load1 = () => loadavg()[0]!.toFixed(2)
 
 export default {
   name: "room",
-  description: `a room of ugent serve: MCP tools/call file.read in one session, ${connections} connections for ${seconds} s on loopback; session state in memory vs Redis, 1 vs 3 instances`,
+  description: `a room of ugent serve: MCP tools/call file.read in one session, ${connections} connections, median of ${rounds} rounds of ${seconds} s on loopback; session state in memory vs Redis, 1 vs 3 instances`,
   run: async () => {
     if (redisUrl === undefined) throw new Error("the room bench needs Redis: set UGENT_REDIS_URL (see .ci/services.sh)")
     const root = mkdtempSync(join(tmpdir(), "ugent-room-bench-"))
@@ -222,22 +231,25 @@ export default {
       const ops = await storeOps()
       const loadBefore = load1()
 
-      const alone = await serve(root, [...stores])
-      stops.push(alone.stop)
-      // Every run goes through the balancer, so that the rows differ only in what they compare.
-      const lbAlone = await balancer([alone.url])
-      const memory = await drive(lbAlone.url)
-      lbAlone.close()
-      alone.stop()
-
-      const instances = await Promise.all([0, 1, 2].map((i) => serve(root, [...roomArgs, "--instance", `bench-${i}`])))
-      for (const i of instances) stops.push(i.stop)
-      const one = await balancer([instances[0]!.url])
-      const shared = await drive(one.url)
-      one.close()
-      const three = await balancer(instances.map((i) => i.url))
-      const room3 = await drive(three.url)
-      three.close()
+      // Every instance runs throughout, and the three cases take turns, so that a change in the load of a
+      // shared machine hits them alike; every run goes through a balancer, so the cases differ only in what they compare.
+      const [alone, ...instances] = await Promise.all([
+        serve(root, [...stores]),
+        ...[0, 1, 2].map((i) => serve(root, [...roomArgs, "--instance", `bench-${i}`]))
+      ])
+      for (const i of [alone!, ...instances]) stops.push(i.stop)
+      const lbs = [
+        await balancer([alone!.url]),
+        await balancer([instances[0]!.url]),
+        await balancer(instances.map((i) => i.url))
+      ]
+      const runs: Array<Array<Load>> = [[], [], []]
+      for (const lb of lbs) await session(lb.url, 3)
+      for (let round = 0; round < rounds; round++) {
+        for (const [i, lb] of lbs.entries()) runs[i]!.push(await session(lb.url, seconds))
+      }
+      for (const lb of lbs) lb.close()
+      const [memory, shared, room3] = runs.map(median) as [Load, Load, Load]
       const where = pgUrl === undefined ? "memory stores" : "audit and traces in PostgreSQL"
       return [
         ...(ops.pg === undefined

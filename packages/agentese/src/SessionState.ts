@@ -177,7 +177,19 @@ export interface RedisOptions {
 }
 
 // Keeps a proof of the whole file when a proof of part of it with the same content comes; refreshes the TTL.
-const rememberScript = `
+// Sent once and then called by its hash (EVALSHA).
+const rememberScript = Redis.script(
+  (key: string, path: string, value: string, hash: string, whole: string, ttl: string) => [
+    key,
+    path,
+    value,
+    hash,
+    whole,
+    ttl
+  ],
+  {
+    numberOfKeys: 1,
+    lua: `
 local known = redis.call('HGET', KEYS[1], ARGV[1])
 if known and ARGV[4] == '0' then
   local k = cjson.decode(known)
@@ -190,6 +202,8 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
 return 1
 `
+  }
+)
 
 const unavailable = (e: Redis.RedisError) =>
   new Sessions.SessionStoreUnavailable({
@@ -229,6 +243,7 @@ export const layerRedis = (options: RedisOptions): Layer.Layer<Services, RoomMis
         "proof key": keyFingerprint(yield* ReadProof.Key),
         ...options.agreement
       })
+      const remember = redis.eval(rememberScript)
       const proofsKey = (session: string) => `${prefix}proofs:${session}`
       const modeKey = (key: string) => `${prefix}mode:${key}`
       const mcpKey = (id: string) => `${prefix}mcp:${id}`
@@ -236,10 +251,7 @@ export const layerRedis = (options: RedisOptions): Layer.Layer<Services, RoomMis
       const sessions = Sessions.Sessions.of({
         remember: (session, path, proof) =>
           Effect.ignore(
-            redis.send(
-              "EVAL",
-              rememberScript,
-              "1",
+            remember(
               proofsKey(session),
               path,
               JSON.stringify({ t: proof.token, h: proof.hash, w: proof.coverage._tag === "Whole" ? 1 : 0 }),

@@ -288,9 +288,10 @@ describe("a room of three ugent serve", () => {
         const table = await ugent(["stats", "--stores", pg!, "--since", "30m"], { cwd: root })
         assert.match(table.stdout, new RegExp(`By instance:[\\s\\S]*${names[1]}`))
 
-        // Deleting the session on one instance ends it on all.
+        // Deleting the session on one instance ends it on all (within the second an instance trusts its last lookup).
         const deleted = await fetch(`${at}/mcp`, { method: "DELETE", headers: { "mcp-session-id": session } })
         assert.strictEqual(deleted.status, 204)
+        await new Promise((resolve) => setTimeout(resolve, 1100))
         for (let n = 0; n < 2; n++) {
           const gone = await mcp(session, { jsonrpc: "2.0", id: nextId++, method: "tools/list", params: {} })
           assert.strictEqual(gone.response.status, 404)

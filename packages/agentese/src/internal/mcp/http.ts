@@ -12,8 +12,10 @@
  * oldest gives way), and an idle expiry. Authentication is the router's.
  *
  * In a room (`SessionState.McpSessions` shared), a session is recorded in the
- * room's store at initialize and looked up (its idle time restarted) on each
- * request, so any instance goes on with it: an instance that does not hold
+ * room's store at initialize and looked up (its idle time restarted) on a
+ * request, at most once a second per instance for a busy session (so one
+ * deleted elsewhere is refused here within a second), so any instance goes
+ * on with it: an instance that does not hold
  * it yet opens a connection from what initialize settled. The bounds then
  * hold the connections this instance keeps; one let go (idle, evicted, the
  * instance stopping) lives on in the room until it expires or is deleted.
@@ -72,7 +74,12 @@ interface Session {
   protocolVersion: string | undefined
   canStream: boolean
   lastUsed: number
+  /** When the room last confirmed the session (0: never; in memory it needs no confirming). */
+  confirmedAt: number
 }
+
+/** How long a room's answer that a session lives stands, in milliseconds: a busy session asks once a second. */
+const confirmMillis = 1000
 
 const jsonRpcError = (status: number, code: number, message: string, headers?: Record<string, string>) =>
   HttpServerResponse.text(Server.errorLine(null, code, message), {
@@ -143,7 +150,8 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
             outbox,
             protocolVersion: resume?.settled.protocolVersion,
             canStream: false,
-            lastUsed: now
+            lastUsed: now,
+            confirmedAt: resume === undefined ? now : 0
           }
           sessions.set(id, session)
           return session
@@ -187,10 +195,16 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
       const storeDown = (e: { readonly message: string }) =>
         jsonRpcError(503, -32000, `${e.message} The session is kept; send the request again.`, { "retry-after": "1" })
 
-      /** This instance's connection of the session, in a room made from the room's record when it holds none. */
-      const local = (id: string, client: string) =>
+      /**
+       * This instance's connection of the session, in a room made from the room's record when it holds none.
+       * A session the room confirmed within a second is not asked again (`fresh`), except to end it.
+       */
+      const local = (id: string, client: string, fresh = true) =>
         Effect.gen(function* () {
           if (Option.isNone(room)) return { session: sessions.get(id) }
+          const now = yield* Clock.currentTimeMillis
+          const known = sessions.get(id)
+          if (fresh && known !== undefined && now - known.confirmedAt < confirmMillis) return { session: known }
           const found = yield* Effect.result(room.value.find(id, options.idleMillis))
           if (found._tag === "Failure") return { error: storeDown(found.failure) }
           const held = sessions.get(id)
@@ -199,12 +213,17 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
             if (held !== undefined) yield* release(held)
             return { session: undefined }
           }
-          if (held !== undefined) return { session: held }
-          if (!(yield* makeRoom(client, yield* Clock.currentTimeMillis))) return { session: undefined }
-          return { session: yield* open(found.success.client, { id, settled: found.success }) }
+          if (held !== undefined) {
+            held.confirmedAt = now
+            return { session: held }
+          }
+          if (!(yield* makeRoom(client, now))) return { session: undefined }
+          const opened = yield* open(found.success.client, { id, settled: found.success })
+          opened.confirmedAt = now
+          return { session: opened }
         })
 
-      const sessionOf = (request: HttpServerRequest.HttpServerRequest) =>
+      const sessionOf = (request: HttpServerRequest.HttpServerRequest, fresh = true) =>
         Effect.gen(function* () {
           const id = request.headers["mcp-session-id"]
           if (id === undefined) {
@@ -228,7 +247,8 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
           }
           const found = yield* local(
             id,
-            Option.getOrElse(request.remoteAddress, () => "unknown")
+            Option.getOrElse(request.remoteAddress, () => "unknown"),
+            fresh
           )
           if (found.error !== undefined) return { error: found.error }
           if (found.session === undefined) return { error: notFound() }
@@ -359,7 +379,7 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
       const remove = (request: HttpServerRequest.HttpServerRequest) =>
         Effect.gen(function* () {
           if (forbiddenOrigin(request)) return HttpServerResponse.empty({ status: 403 })
-          const found = yield* sessionOf(request)
+          const found = yield* sessionOf(request, false)
           if (found.error !== undefined) return found.error
           if (Option.isSome(room)) {
             // Ended for the whole room: its record and its remembered proofs.
