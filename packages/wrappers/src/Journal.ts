@@ -184,7 +184,8 @@ export const traceRecord = (call: Call, ending: Ending, durationMillis: number):
     alternatives: [...call.alternatives],
     ...(observer !== undefined ? { observerId: observer.id } : {}),
     ...(observer?.session !== undefined ? { sessionId: observer.session } : {}),
-    ...(call.clientCallId !== undefined ? { clientCallId: call.clientCallId } : {})
+    ...(call.clientCallId !== undefined ? { clientCallId: call.clientCallId } : {}),
+    ...(call.instance !== undefined ? { instance: call.instance } : {})
   }
 }
 

@@ -12,7 +12,10 @@ import { existsSync, readFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { join } from "node:path"
+import { PgClient } from "@effect/sql-pg"
 import { assert, describe, it } from "@effect/vitest"
+import { Effect, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
 import { bin, exited, onlyJson, ugent, workspace } from "./fixture.ts"
 
 const pg = process.env.UGENT_PG_URL
@@ -288,6 +291,20 @@ describe("a room of three ugent serve", () => {
         const acknowledged: Record<string, number> = {}
         for (const name of served) acknowledged[name] = (acknowledged[name] ?? 0) + 1
         assert.deepStrictEqual(audited, acknowledged)
+        // The traces name their instance too (written behind: the killed instance may have lost its last ones).
+        const traced = await Effect.runPromise(
+          Effect.scoped(
+            Effect.gen(function* () {
+              const sql = yield* SqlClient.SqlClient
+              return yield* sql<{ instance: string; n: number }>`SELECT instance, CAST(COUNT(*) AS INTEGER) AS n
+                FROM ugent_traces WHERE instance IN ${sql.in([names[0]!, names[2]!])} GROUP BY instance`
+            }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(pg!) })))
+          )
+        )
+        assert.deepStrictEqual(Object.fromEntries(traced.map((r) => [r.instance, Number(r.n)])), {
+          [names[0]!]: acknowledged[names[0]!],
+          [names[2]!]: acknowledged[names[2]!]
+        })
         const table = await ugent(["stats", "--stores", pg!, "--since", "30m"], { cwd: root })
         assert.match(table.stdout, new RegExp(`By instance:[\\s\\S]*${names[1]}`))
 
