@@ -212,9 +212,14 @@ const storesLayer = (options: Options) => {
   return Stores.layerPg({ url: stores.pg, traces, audit })
 }
 
-/** Both stores on one Redis connection (one outage, one log line), the limiter over its store. */
-const redisLayers = (connection: Layer.Layer<Redis.Redis, Redis.RedisError>) => {
-  const redis = Stores.layerRedisOn({}).pipe(Layer.provide(connection))
+/**
+ * Both stores on one Redis connection (one outage, one log line), the limiter over its store; a room's
+ * limits and breakers are its own (`ugent:room:<name>:`), so rooms on one Redis do not count each other's calls.
+ */
+const redisLayers = (connection: Layer.Layer<Redis.Redis, Redis.RedisError>, room: string | undefined) => {
+  const redis = Stores.layerRedisOn({ prefix: room === undefined ? undefined : `ugent:room:${room}:` }).pipe(
+    Layer.provide(connection)
+  )
   return Layer.mergeAll(RateLimiter.layer.pipe(Layer.provide(redis)), redis)
 }
 
@@ -222,7 +227,7 @@ const limiterLayers = (options: Options, connection: Layer.Layer<Redis.Redis, Re
   Layer.merge(
     connection === undefined
       ? Layer.mergeAll(RateLimited.layerMemory, Breaker.layerStoreMemory())
-      : redisLayers(connection),
+      : redisLayers(connection, options.room),
     // Read by every path's RateLimited and CircuitBreaker at call time.
     Layer.succeed(OnStoreError, options.onStoreError ?? "allow")
   )

@@ -7,7 +7,10 @@
  */
 import { randomBytes } from "node:crypto"
 import { assert, describe, it } from "@effect/vitest"
-import { Modes, Sessions, SessionState } from "@ugent/agentese"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Invoke, Modes, Server, Sessions, SessionState } from "@ugent/agentese"
 import { ReadProof } from "@ugent/core"
 import { Stores } from "@ugent/wrappers"
 import { Context, Effect, Exit, Layer } from "effect"
@@ -143,6 +146,44 @@ describe("SessionState in Redis", () => {
           assert.strictEqual(find._tag, "SessionStoreUnavailable")
         })
       )
+  )
+
+  it.skipIf(skip)(
+    `threat: two rooms on one Redis do not count each other's calls; two instances of one room do${skipped}`,
+    { timeout: 60_000 },
+    async () => {
+      const root = mkdtempSync(join(tmpdir(), "ugent-rooms-"))
+      writeFileSync(join(root, "a.txt"), "a\n")
+      const key = randomBytes(32)
+      const [first, second] = [freshRoom(), freshRoom()]
+      const list = (room: string) =>
+        Effect.runPromise(
+          Invoke.invoke({ path: "world.tools.file.list", input: {} }).pipe(
+            Effect.provide(
+              Server.layer({
+                root,
+                stores: "memory",
+                redis: url!,
+                room,
+                proofKey: key,
+                checkpoints: false,
+                limits: { tool: [["world.tools.file.list", [{ limit: 1, window: "1 minute" }]]] }
+              })
+            )
+          )
+        )
+      try {
+        // Each room's one call a minute: the other room's call does not use it up.
+        assert.isTrue((await list(first)).ok)
+        assert.isTrue((await list(second)).ok)
+        // A second instance of the first room counts against the same limit.
+        const again = await list(first)
+        assert.isFalse(again.ok)
+        assert.strictEqual(again.ok ? "" : again.kind, "rate_limited")
+      } finally {
+        rmSync(root, { recursive: true, force: true })
+      }
+    }
   )
 
   it.effect("in memory, MCP sessions are the endpoint's own (not shared)", () =>
