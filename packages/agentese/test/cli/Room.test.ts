@@ -410,4 +410,81 @@ describe("a room of three ugent serve", () => {
       }
     }
   )
+  it.skipIf(skip)(
+    `threat: in a room, an answer to one instance's question cannot answer another instance's question of the same session${skipped}`,
+    { timeout: 120_000 },
+    async () => {
+      const root = workspace()
+      const id = `t${Date.now().toString(36)}${randomBytes(3).toString("hex")}`
+      const env = { UGENT_PROOF_KEY: randomBytes(32).toString("hex") }
+      const args = (name: string) => ["--stores", "memory", "--redis", redis!, "--room", id, "--instance", name]
+      const instances = [serve(args(`${id}-a`), root, env), serve(args(`${id}-b`), root, env)]
+      try {
+        const [a, b] = await Promise.all(instances.map((i) => i.url))
+        const post = (url: string, session: string | undefined, body: unknown) =>
+          fetch(`${url}/mcp`, {
+            method: "POST",
+            headers: {
+              ...mcpHeaders,
+              ...(session === undefined ? {} : { "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" })
+            },
+            body: JSON.stringify(body)
+          })
+        const init = await post(a!, undefined, {
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: {
+            protocolVersion: "2025-11-25",
+            capabilities: { elicitation: {} },
+            clientInfo: { name: "t", version: "0" }
+          }
+        })
+        const session = init.headers.get("mcp-session-id")!
+        await post(a!, session, { jsonrpc: "2.0", method: "notifications/initialized" })
+        /** A call's event stream: the messages as they come, the question first. */
+        const ask = async (url: string, callId: number, question: string) => {
+          const response = await post(url, session, {
+            jsonrpc: "2.0",
+            id: callId,
+            method: "tools/call",
+            params: { name: "self_tools_clarify", arguments: { question, timeoutSeconds: 20 } }
+          })
+          const reader = response.body!.getReader()
+          let text = ""
+          const next = async (): Promise<Record<string, unknown>> => {
+            for (;;) {
+              const end = text.indexOf("\n\n")
+              if (end !== -1) {
+                const event = text.slice(0, end)
+                text = text.slice(end + 2)
+                const data = event.split("\n").find((line) => line.startsWith("data: "))
+                if (data !== undefined) return JSON.parse(data.slice("data: ".length)) as Record<string, unknown>
+                continue
+              }
+              const { value, done } = await reader.read()
+              if (done) throw new Error(`the stream ended: ${text}`)
+              text += new TextDecoder().decode(value)
+            }
+          }
+          const asked = await next()
+          assert.strictEqual(asked.method, "elicitation/create")
+          return { question: asked.id as string, next }
+        }
+        const onA = await ask(a!, 10, "Which colour, A?")
+        const onB = await ask(b!, 11, "Which colour, B?")
+        assert.notStrictEqual(onA.question, onB.question)
+        // B's answer reaches A (a balancer's turn): it answers nothing there; A's own answer then does.
+        const answer = (question: string, text: string) =>
+          post(a!, session, { jsonrpc: "2.0", id: question, result: { action: "accept", content: { answer: text } } })
+        assert.strictEqual((await answer(onB.question, "meant for B")).status, 202)
+        assert.strictEqual((await answer(onA.question, "meant for A")).status, 202)
+        const reply = (await onA.next()) as { result: { structuredContent: { answer: string } } }
+        assert.strictEqual(reply.result.structuredContent.answer, "meant for A")
+      } finally {
+        for (const i of instances) i.child.kill("SIGTERM")
+        await Promise.all(instances.map((i) => (i.child.exitCode === null ? exited(i.child) : undefined)))
+      }
+    }
+  )
 })

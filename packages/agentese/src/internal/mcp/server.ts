@@ -436,13 +436,13 @@ export const connect = (options: {
     let structure = true
     // Calls in flight, by request id, so that a cancellation can stop one.
     const running = new Map<string, Fiber.Fiber<unknown>>()
-    // Questions this server asked the client, by request id.
+    // Questions this server asked the client, by request id: random, since in a room several instances hold one
+    // session and ask its client, and an answer that reaches another instance must answer nothing there.
     const asked = new Map<string, Deferred.Deferred<Readonly<Record<string, unknown>>, string>>()
-    let nextQuestion = 0
 
     const request = (method: string, params: unknown): Effect.Effect<Readonly<Record<string, unknown>>, string> =>
       Effect.suspend(() => {
-        const id = `ugent-${++nextQuestion}`
+        const id = `ugent-${randomUUID()}`
         return Effect.flatMap(Deferred.make<Readonly<Record<string, unknown>>, string>(), (reply) => {
           asked.set(id, reply)
           return options
