@@ -8,9 +8,9 @@
  *
  * Why Redis and not PostgreSQL: a remembered proof is written after every
  * read and looked up before every edit, and the session looked up on every
- * MCP request; on the 2-core test machine a Redis round trip took 0.105 ms
- * against 0.287 ms for a PostgreSQL upsert or select (idle), 0.44 against
- * 2.3 ms under load (`npm run bench -- room`), and Redis expires idle
+ * MCP request; on the 2-core test machine a Redis round trip took 0.135 ms
+ * against 0.300 ms for a PostgreSQL upsert or select (load 4), 0.17 against
+ * 3.2 ms at load 15 (`npm run bench -- room`), and Redis expires idle
  * sessions by itself.
  *
  * @since 0.2.0
