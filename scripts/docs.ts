@@ -53,6 +53,9 @@ const readDoc = (block: string): { readonly text: string; readonly tags: Record<
 const declaration =
   /^export\s+(?:declare\s+)?(?:abstract\s+)?(const|class|interface|type|function|namespace|enum)\s+([A-Za-z_$][\w$]*)/
 
+// A public module may document what an internal module declares: `export { X } from "./internal/…"`.
+const reexport = /^export\s+(type\s+)?\{\s*([A-Za-z_$][\w$]*)\s*\}\s+from\s/
+
 /** A module's summary (its first comment) and its documented exports, in source order. */
 const readModule = (file: string): Pick<Module, "summary" | "entries"> => {
   const source = readFileSync(file, "utf8")
@@ -61,12 +64,13 @@ const readModule = (file: string): Pick<Module, "summary" | "entries"> => {
   const entries: Array<Entry> = []
   for (const m of source.matchAll(/(\/\*\*(?:(?!\*\/)[\s\S])*\*\/)\s*\n(export [^\n]*)/g)) {
     const head = declaration.exec(m[2]!)
-    if (head === null) continue
+    const again = head === null ? reexport.exec(m[2]!) : null
+    if (head === null && again === null) continue
     const doc = readDoc(m[1]!)
     if (doc.tags.internal !== undefined) continue
     entries.push({
-      name: head[2]!,
-      kind: head[1]!,
+      name: head?.[2] ?? again![2]!,
+      kind: head?.[1] ?? (again![1] === undefined ? "const" : "type"),
       category: doc.tags.category ?? "other",
       since: doc.tags.since,
       text: doc.text

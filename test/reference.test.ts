@@ -55,4 +55,12 @@ describe("npm run docs", () => {
     expect(core).not.toContain("nearestKeys")
     expect(core).not.toContain("@category")
   })
+
+  it("documents what a public module re-exports from an internal one, as if it declared it", () => {
+    const wrappers = files.get("wrappers.md")!
+    expect(wrappers).toContain("#### `TraceOptions` (type, since 0.2.0)")
+    expect(wrappers).toContain("#### `TraceRecord` (const, since 0.1.0)")
+    expect(wrappers).toContain("#### `PgOptions` (type, since 0.1.0)")
+    expect(files.get("tools.md")).toContain("#### `SandboxShape` (type, since 0.2.0)")
+  })
 })

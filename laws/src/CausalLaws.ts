@@ -85,6 +85,23 @@ export interface Fixture<R = never> {
   readonly proofOf?: ((result: unknown) => ReadProof.ReadProof | undefined) | undefined
   /** Takes back the newest write of the file (restores its checkpoint), if the tools keep checkpoints. */
   readonly undo?: ((path: string) => Effect.Effect<unknown, unknown, R>) | undefined
+  /** Asks a person to approve a write and answers it, if the host keeps approvals bound to bytes. */
+  readonly approve?: Approvals<R> | undefined
+}
+
+/**
+ * How the laws reach a host's approvals: `request` makes a write that needs
+ * approval and returns the id it waits under (nothing written); `run`
+ * approves that id, as a person would, and makes the same write again;
+ * `stale` tells the refusal of an approval given for other bytes.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Approvals<R = never> {
+  readonly request: (request: WriteRequest) => Effect.Effect<string, unknown, R>
+  readonly run: (id: string, request: WriteRequest) => Effect.Effect<unknown, unknown, R>
+  readonly stale: (error: unknown) => boolean
 }
 
 const expectedReasons: Readonly<Record<Refusal, ReadonlyArray<string>>> = {
@@ -668,4 +685,55 @@ export const restoreAfterWrite = (
     }),
     "the restore succeeds and the file holds its content from before the write",
     accepted(c.before)
+  )
+
+/**
+ * An approval never runs other bytes than approved: of two writes asked for
+ * on files holding `before`, approved both, the one whose file is unchanged
+ * then runs and leaves `after`; the one whose file a person changed to
+ * `changed` in between (the agent reading it again for a fresh proof) is
+ * refused as stale, and the file still holds `changed`.
+ *
+ * @category laws
+ * @since 0.3.0
+ */
+export const approvedBytes = (fixture: AnyFixture, c: Contents, approvals: Approvals<unknown>): Law.Holds =>
+  Law.holds(
+    "approve, then run",
+    Effect.gen(function* () {
+      const ask = (name: string) =>
+        Effect.gen(function* () {
+          const path = yield* step("makeFile", fixture.makeFile({ name, content: c.before }))
+          const proof = yield* step("read", fixture.read(path))
+          const request: WriteRequest = { path, proof, content: c.after, previous: c.before }
+          const id = yield* step("request", approvals.request(request))
+          return { path, request, id }
+        })
+      const kept = yield* ask(c.names[0])
+      const moved = yield* ask(c.names[1])
+      const unchanged = yield* finish(fixture, kept.path, approvals.run(kept.id, kept.request))
+      yield* step("modify", fixture.modify(moved.path, c.changed))
+      const proof = yield* step("read", fixture.read(moved.path))
+      const changed = yield* finish(fixture, moved.path, approvals.run(moved.id, { ...moved.request, proof }))
+      return { unchanged, changed }
+    }),
+    "the approved write runs on the bytes it was shown, and one whose file changed since is refused, changing nothing",
+    (o) => {
+      const problem = setupProblem(o.exit)
+      if (problem !== undefined) return problem
+      const { unchanged, changed } = (o.exit as Exit.Success<{ unchanged: Outcome; changed: Outcome }>).value
+      const first = accepted(c.after)({ exit: Exit.succeed(unchanged) })
+      if (first !== undefined) return `on an unchanged file, ${first}`
+      if (Exit.isSuccess(changed.write)) {
+        return `the approval ran on other bytes: the file changed to ${show(c.changed)} and the write succeeded (${show(changed.write.value)})`
+      }
+      const fail = changed.write.cause.reasons.find(Cause.isFailReason)
+      if (fail === undefined || !approvals.stale(fail.error)) {
+        return `the write on a changed file failed with ${show(changed.write)}, which is not the refusal of a stale approval`
+      }
+      if (changed.contents !== c.changed) {
+        return `the file changed anyway: it holds ${show(changed.contents)} instead of ${show(c.changed)}`
+      }
+      return undefined
+    }
   )

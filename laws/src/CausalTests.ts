@@ -32,6 +32,8 @@ export interface CausalOptions<R = never> {
   readonly proofOf?: CausalLaws.Fixture<R>["proofOf"] | undefined
   /** Takes back the newest write of a file: adds the law that restore after write is identity on an unchanged file. */
   readonly undo?: CausalLaws.Fixture<R>["undo"] | undefined
+  /** The host's approvals bound to bytes: adds the law that an approval never runs other bytes than approved. */
+  readonly approve?: CausalLaws.Fixture<R>["approve"] | undefined
   /** The file contents to generate; short multi-line text by default. */
   readonly content?: Arbitrary.Arbitrary<string> | undefined
   /** The forgeries to try; all by default. */
@@ -57,6 +59,8 @@ export type Services<O> =
         | RequirementsOf<O["modify"]>
         | RequirementsOf<O["contents"]>
         | RequirementsOf<O["undo"]>
+        | RequirementsOf<NonNullable<O["approve"]>["request"]>
+        | RequirementsOf<NonNullable<O["approve"]>["run"]>
     : never
 
 const words = Schema.Literals(["alpha", "beta", "gamma", "δέλτα", "x", "  ", "\n", "\t", "42", "é"])
@@ -155,7 +159,8 @@ export const causal = (options: CausalOptions<unknown>): RuleSet.RuleSet => {
     contents: options.contents ?? nodeContents,
     rejected: options.rejected ?? CausalLaws.proofRejected,
     proofOf: options.proofOf,
-    undo: options.undo
+    undo: options.undo,
+    approve: options.approve
   }
   const args = contentsOf(options.content ?? defaultContent)
   const chosen = options.forgeries ?? forgeries
@@ -179,6 +184,14 @@ export const causal = (options: CausalOptions<unknown>): RuleSet.RuleSet => {
     laws.push(
       Law.make("restore after write is identity on an unchanged file", args, (c) =>
         CausalLaws.restoreAfterWrite(fixture, c, undo)
+      )
+    )
+  }
+  const approve = options.approve
+  if (approve !== undefined) {
+    laws.push(
+      Law.make("an approval never runs other bytes than approved", args, (c) =>
+        CausalLaws.approvedBytes(fixture, c, approve)
       )
     )
   }

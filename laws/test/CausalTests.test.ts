@@ -168,4 +168,43 @@ describe("the causal rule set catches careless writers", () => {
       assert.include(Report.format(forgetful!), "instead of")
     })
   )
+
+  it.effect(
+    "the approval law passes approvals bound to the bytes shown, and catches one that runs on other bytes",
+    () =>
+      Effect.gen(function* () {
+        // An approval host in miniature: a request keeps the bytes it was shown; `careful` compares them at run time.
+        const shown = new Map<string, string>()
+        const approving = (careful: boolean): CausalTests.CausalOptions => {
+          const base = fixture()
+          let n = 0
+          return {
+            ...base,
+            approve: {
+              request: (request) =>
+                Effect.sync(() => {
+                  const id = `ap-${++n}`
+                  shown.set(id, readFileSync(request.path, "utf8"))
+                  return id
+                }),
+              run: (id, request) =>
+                Effect.suspend(() =>
+                  careful && readFileSync(request.path, "utf8") !== shown.get(id)
+                    ? Effect.fail({ _tag: "ApprovalStale", id })
+                    : base.write(request)
+                ),
+              stale: (error) => (error as { readonly _tag?: unknown })._tag === "ApprovalStale"
+            }
+          }
+        }
+        const verdict = (options: CausalTests.CausalOptions) =>
+          Effect.map(RuleSet.check("approve", CausalTests.causal(options), { seed: 9, runs: 20 }), (reports) =>
+            reports.find((r) => r.law === "an approval never runs other bytes than approved")
+          )
+        assert.strictEqual((yield* verdict(approving(true)))!._tag, "Passed")
+        const blind = yield* verdict(approving(false))
+        assert.strictEqual(blind!._tag, "Falsified")
+        assert.include(Report.format(blind!), "the approval ran on other bytes")
+      })
+  )
 })

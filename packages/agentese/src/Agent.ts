@@ -29,7 +29,7 @@
  * @since 0.2.0
  */
 import { randomUUID } from "node:crypto"
-import { Family, Observer, Tool, ToolError } from "@ugent/core"
+import { Family, Observer, Tool, ToolError, Trust } from "@ugent/core"
 import { Traced } from "@ugent/wrappers"
 import { Clock, Duration, Effect, Option, Schema } from "effect"
 import {
@@ -40,6 +40,7 @@ import {
   LanguageModel,
   type Response
 } from "effect/ai"
+import { size } from "./Budget.ts"
 import * as Catalog from "./Catalog.ts"
 import * as Events from "./Events.ts"
 import { type FailureOutcome, Invoker, type Offer, type Outcome, TooManyCalls } from "./Invoke.ts"
@@ -168,6 +169,8 @@ export interface Call {
   readonly outcome: Outcome | undefined
   /** How long the road took over the call, when it was made. */
   readonly durationMillis?: number | undefined
+  /** The size of its result's text in bytes, when it succeeded. */
+  readonly resultBytes?: number | undefined
 }
 
 /**
@@ -188,8 +191,12 @@ export interface Usage {
  * @since 0.2.0
  */
 export interface Step {
+  /** The step's id: the run's id and its number (`agent-…/3`). */
+  readonly id: string
   /** From 1. */
   readonly index: number
+  /** The run's step budget: this is step `index` of at most `of`. */
+  readonly of: number
   readonly text: string
   readonly calls: ReadonlyArray<Call>
   readonly usage: Usage
@@ -301,6 +308,61 @@ export const describeCall = (call: Pick<Call, "name" | "path" | "input">): strin
   const input = typeof call.input === "string" ? call.input : (JSON.stringify(call.input) ?? "")
   return `${call.path ?? call.name} ${clip(input, 120)}`
 }
+
+/** The input's main argument, as a person names a call: its path, pattern, query, command or URL. */
+const mainArgument = (input: unknown): string => {
+  if (typeof input === "string") return clip(input, 60)
+  if (typeof input !== "object" || input === null) return ""
+  const record = input as Record<string, unknown>
+  for (const key of ["path", "pattern", "query", "command", "url", "task", "id"]) {
+    if (typeof record[key] === "string") return clip(record[key], 60)
+  }
+  const first = Object.values(record).find((v) => typeof v === "string")
+  return typeof first === "string" ? clip(first, 60) : ""
+}
+
+/** A call's tool and main argument: `file.read(src/a.ts)`. */
+const callHead = (call: Pick<Call, "name" | "path" | "input">): string => {
+  const words = (call.path ?? call.name).split(" >> ").map((p) => p.split(".").slice(-2).join("."))
+  return `${words.join(" >> ")}(${mainArgument(call.input)})`
+}
+
+/**
+ * A call as the documents show a step's call: its tool (the last two words
+ * of its path) with its main argument, then its size or its failure, and its
+ * time: `file.read(src/a.ts) → 1.2 KB (35 ms)`.
+ *
+ * **Example** (A read and a refusal)
+ * ```ts
+ * import { Agent } from "@ugent/agentese"
+ * const read = { id: "1", name: "world_tools_file_read", path: "world.tools.file.read", input: { path: "src/a.ts" }, outcome: { ok: true as const, result: {}, path: "world.tools.file.read", callId: "c1" }, durationMillis: 35, resultBytes: 1229 }
+ * console.log(Agent.callLine(read))
+ * // => file.read(src/a.ts) → 1.2 KB (35 ms)
+ * const refused = { ...read, outcome: { ok: false as const, error: { _tag: "TrustDenied", message: "Needs L1. Ask for it." }, kind: "denied" as const, path: "world.tools.file.write", callId: "c2" }, path: "world.tools.file.write" }
+ * console.log(Agent.callLine(refused))
+ * // => file.write(src/a.ts) → TrustDenied (35 ms)
+ * ```
+ *
+ * @category telling
+ * @since 0.2.0
+ */
+export const callLine = (call: Call): string => {
+  const head = callHead(call)
+  const time = call.durationMillis === undefined ? "" : ` (${Math.round(call.durationMillis)} ms)`
+  const o = call.outcome
+  if (o === undefined) return `${head} → not run`
+  if (!o.ok) return `${head} → ${o.error._tag}${time}`
+  return `${head} → ${call.resultBytes === undefined ? "ok" : size(call.resultBytes)}${time}`
+}
+
+/**
+ * A step's heading as the documents show it: `Step 3/5 (agent-…/3, 1.4 s)`.
+ *
+ * @category telling
+ * @since 0.2.0
+ */
+export const stepHeading = (step: Step): string =>
+  `Step ${step.index}/${step.of} (${step.id}, ${(step.durationMillis / 1000).toFixed(1)} s)`
 
 const budgetText = (missing: Missing): string => {
   switch (missing.budget) {
@@ -566,7 +628,10 @@ export const run = (options: Options): Effect.Effect<Result, AiError.AiError, Se
         : LanguageModel.generateText({ prompt: request })
 
     /** One call through the road, or the reason it could not be made. */
-    const runCall = (requested: Requested): Effect.Effect<Call, never, Observer.Observer | Recipe.CurrentRecipe> =>
+    const runCall = (
+      requested: Requested,
+      alternatives: ReadonlyArray<string> = []
+    ): Effect.Effect<Call, never, Observer.Observer | Recipe.CurrentRecipe> =>
       Effect.gen(function* () {
         const { id: callId, name, params } = requested
         const started = yield* Clock.currentTimeNanos
@@ -581,13 +646,21 @@ export const run = (options: Options): Effect.Effect<Result, AiError.AiError, Se
           Effect.flatMap(made, (outcome) =>
             Effect.map(Clock.currentTimeNanos, (now) => ({
               ...call(path, outcome),
-              durationMillis: Math.round(Number(now - started) / 1e4) / 100
+              durationMillis: Math.round(Number(now - started) / 1e4) / 100,
+              // The size of what the road printed, the step's "→ 1.2 KB".
+              ...(outcome.ok
+                ? {
+                    resultBytes: Buffer.byteLength(
+                      outcome.modelText ?? outcome.text ?? JSON.stringify(outcome.result) ?? ""
+                    )
+                  }
+                : {})
             }))
           )
         if (requested.parseError !== undefined) return call(undefined, failure("", requested.parseError))
         if (requested.steps !== undefined) {
           const path = requested.steps.map((s) => s.path).join(" >> ")
-          return yield* timed(path, road.invoke({ steps: requested.steps, input: {}, session: id }))
+          return yield* timed(path, road.invoke({ steps: requested.steps, input: {}, session: id, alternatives }))
         }
         const path = Catalog.pathOf(name)
         // A name that is no registered path is told with the name the model wrote; a registered path the caller
@@ -604,7 +677,7 @@ export const run = (options: Options): Effect.Effect<Result, AiError.AiError, Se
           )
         }
         const input = offer === undefined ? params : Catalog.inputShape(offer.input).unwrap(params)
-        return yield* timed(path.value, road.invoke({ path: path.value, input, session: id }))
+        return yield* timed(path.value, road.invoke({ path: path.value, input, session: id, alternatives }))
       })
 
     /** Whether a call only reads (every step), with no person to ask: it may run beside the other reads. */
@@ -612,7 +685,7 @@ export const run = (options: Options): Effect.Effect<Result, AiError.AiError, Se
       if (requested.parseError !== undefined) return true
       const paths =
         requested.steps !== undefined
-          ? requested.steps.map((s) => s.path)
+          ? requested.steps.flatMap(Parse.callsOf).map((s) => s.path)
           : Option.toArray(Catalog.pathOf(requested.name))
       return paths.every((path) => {
         const entry = road.registry.get(path)
@@ -671,7 +744,9 @@ export const run = (options: Options): Effect.Effect<Result, AiError.AiError, Se
           Effect.gen(function* () {
             const now = yield* Clock.currentTimeMillis
             const step: Step = {
+              id: `${id}/${index}`,
               index,
+              of: maxSteps,
               text: response.text,
               calls,
               usage: stepUsage,
@@ -732,6 +807,9 @@ export const run = (options: Options): Effect.Effect<Result, AiError.AiError, Se
         }
 
         pending = notRun
+        // Ghost alternatives: each call's trace names the other calls its response asked for (made or refused).
+        const heads = notRun.map(callHead)
+        const othersOf = (i: number) => heads.filter((_, j) => j !== i)
         const done: Array<Call | undefined> = requested.map(() => undefined)
         const settle = (i: number, call: Call) =>
           Effect.sync(() => {
@@ -744,10 +822,14 @@ export const run = (options: Options): Effect.Effect<Result, AiError.AiError, Se
         const runTogether = Effect.suspend(() => {
           const batch = together
           together = []
-          return Effect.forEach(batch, (i) => Effect.flatMap(runCall(requested[i]!), (c) => settle(i, c)), {
-            concurrency: "unbounded",
-            discard: true
-          })
+          return Effect.forEach(
+            batch,
+            (i) => Effect.flatMap(runCall(requested[i]!, othersOf(i)), (c) => settle(i, c)),
+            {
+              concurrency: "unbounded",
+              discard: true
+            }
+          )
         })
         for (const [i, r] of requested.entries()) {
           if (options.maxCalls !== undefined && callsMade >= options.maxCalls) {
@@ -767,7 +849,7 @@ export const run = (options: Options): Effect.Effect<Result, AiError.AiError, Se
             if (readsOnly(r, recipe)) together.push(i)
             else {
               yield* runTogether
-              yield* settle(i, yield* runCall(r))
+              yield* settle(i, yield* runCall(r, othersOf(i)))
             }
           }
         }
@@ -943,7 +1025,12 @@ export const asTool = <const L extends 0 | 1 | 2 | 3>(options: {
   readonly allow?: ReadonlyArray<string> | undefined
   readonly deny?: ReadonlyArray<string> | undefined
   readonly maxSteps?: number | undefined
-}) =>
+}): Tool.Tool<
+  { readonly task: string },
+  typeof SubAgentOutput.Type,
+  SubAgentFailed,
+  Trust.CapabilityOf<L> | Services
+> =>
   Tool.make({
     name: options.name ?? "agent.run",
     description:

@@ -95,11 +95,18 @@ export interface Client {
   readonly beyond: string
   /** Whether it hands its model the structured content (as JSON) in place of the text. */
   readonly readsStructured: boolean
+  /** Whether it hands its model a failed call's whole result as JSON (its `_meta` too). */
+  readonly readsRawErrors: boolean
+  /** The name it lists a server's tool under, given the name the server is configured with. */
+  readonly listedAs: (server: string, tool: string) => string
 }
 
 /**
- * The clients measured, each with what it passes whole (issue 27's
- * measurements, and the clients' own code).
+ * The clients measured, each with what it passes whole, as the real clients
+ * were seen to pass results to a scripted model (`scripts/clients/`): Claude
+ * Code 2.1, Codex CLI 0.171 (a model of a custom provider, which Codex cuts
+ * at about 12,000 bytes; its own models at 10,000 tokens), Gemini CLI 0.61,
+ * opencode 1.18.
  *
  * @category constants
  * @since 0.2.0
@@ -110,28 +117,37 @@ export const clients: ReadonlyArray<Client> = [
     title: "Claude Code",
     limit: { chars: 50_000 },
     beyond: "saved to a file outside the workspace; the model sees a 2 KB preview",
-    readsStructured: false
+    readsStructured: true,
+    readsRawErrors: false,
+    listedAs: (server, tool) => `mcp__${server}__${tool}`
   },
   {
     name: "codex-mcp-client",
     title: "OpenAI Codex CLI",
-    limit: { jsonBytes: 40_000 },
-    beyond: "10,000 tokens (bytes / 4) kept, head and tail, the middle cut",
-    readsStructured: true
+    limit: { bytes: 11_000 },
+    beyond: "about 12,000 bytes kept (10,000 tokens for OpenAI's own models), head and tail, the middle cut",
+    readsStructured: true,
+    readsRawErrors: false,
+    // Listed in a namespace (`mcp__ugent`) under the tool's own name.
+    listedAs: (_server, tool) => tool
   },
   {
     name: "gemini-cli-mcp-client",
     title: "Gemini CLI",
     limit: { chars: 40_000 },
     beyond: "the first 8,000 and the last 32,000 characters kept",
-    readsStructured: false
+    readsStructured: false,
+    readsRawErrors: true,
+    listedAs: (server, tool) => `mcp_${server}_${tool}`
   },
   {
     name: "opencode",
     title: "opencode",
     limit: { bytes: 51_200, lines: 2_000 },
     beyond: "cut at 50 KB or 2,000 lines, whole lines only",
-    readsStructured: false
+    readsStructured: false,
+    readsRawErrors: false,
+    listedAs: (server, tool) => `${server}_${tool}`
   }
 ]
 
@@ -140,12 +156,13 @@ const tightest = (limits: ReadonlyArray<Limit>): Limit => {
     const values = limits.map(pick).filter((v): v is number => v !== undefined)
     return values.length === 0 ? undefined : Math.min(...values)
   }
-  return {
+  const bounds = {
     chars: min((l) => l.chars),
     bytes: min((l) => l.bytes),
     jsonBytes: min((l) => l.jsonBytes),
     lines: min((l) => l.lines)
   }
+  return Object.fromEntries(Object.entries(bounds).filter(([, v]) => v !== undefined))
 }
 
 /**
@@ -156,7 +173,7 @@ const tightest = (limits: ReadonlyArray<Limit>): Limit => {
  * ```ts
  * import { Budget } from "@ugent/agentese"
  * console.log(Budget.strictest)
- * // => { chars: 40000, bytes: 51200, jsonBytes: 40000, lines: 2000 }
+ * // => { chars: 40000, bytes: 11000, lines: 2000 }
  * ```
  *
  * @category constants
@@ -192,6 +209,24 @@ export const clientNamed = (name: string | undefined): Client | undefined => {
 export const forClient = (name: string | undefined): Limit => clientNamed(name)?.limit ?? strictest
 
 /**
+ * The name a client lists a server's tool under: a known client's own
+ * scheme, given the name the server is configured with in it (`ugent` in
+ * every configuration the README gives); the tool's name for any other.
+ *
+ * **Example** (A hint in the name Claude Code lists)
+ * ```ts
+ * import { Budget } from "@ugent/agentese"
+ * console.log(Budget.listedName("claude-code", "ugent", "self_memory_read"), Budget.listedName("my-editor", "ugent", "self_memory_read"))
+ * // => mcp__ugent__self_memory_read self_memory_read
+ * ```
+ *
+ * @category budget
+ * @since 0.2.0
+ */
+export const listedName = (client: string | undefined, server: string, tool: string): string =>
+  clientNamed(client)?.listedAs(server, tool) ?? tool
+
+/**
  * A budget of estimated tokens (characters / 4), as a recipe's
  * `resultBudgetTokens` and the `--budget` flag set it.
  *
@@ -220,6 +255,23 @@ export const ratio = (limit: Limit, text: string): number => {
   if (limit.bytes !== undefined) worst = Math.max(worst, Buffer.byteLength(text) / limit.bytes)
   if (limit.jsonBytes !== undefined) worst = Math.max(worst, contentJsonBytes(text) / limit.jsonBytes)
   return worst
+}
+
+/**
+ * A budget shared by `n` texts shown together (a fan-out's results): each
+ * bound divided among them.
+ *
+ * @category budgets
+ * @since 0.2.0
+ */
+export const share = (limit: Limit, n: number): Limit => {
+  const part = (v: number | undefined) => (v === undefined ? undefined : Math.max(1, Math.floor(v / Math.max(1, n))))
+  return {
+    chars: part(limit.chars),
+    bytes: part(limit.bytes),
+    jsonBytes: part(limit.jsonBytes),
+    lines: part(limit.lines)
+  }
 }
 
 /**
@@ -275,7 +327,7 @@ export const tokensOf = (limit: Limit): number => {
  * ```ts
  * import { Budget } from "@ugent/agentese"
  * console.log(Budget.describe(Budget.strictest))
- * // => 40,000 characters, 51,200 bytes, 40,000 bytes as JSON, 2,000 lines
+ * // => 40,000 characters, 11,000 bytes, 2,000 lines
  * ```
  *
  * @category describing
@@ -329,6 +381,46 @@ const lineCount = (text: string): number => {
   for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) count++
   return count
 }
+
+/**
+ * A result in a sentence, for the audit and the event stream: the family's
+ * own (`Read 120 lines from src/a.ts`), else what the result holds
+ * (`world.tools.git.log returned 3 commits`).
+ *
+ * **Example** (With and without the family's sentence)
+ * ```ts
+ * import { Budget } from "@ugent/agentese"
+ * console.log(Budget.sentence("world.tools.git.log", { commits: [1, 2, 3] }))
+ * // => world.tools.git.log returned 3 commits
+ * console.log(Budget.sentence("world.tools.file.read", {}, { summary: "Read 2 lines from a.txt" }))
+ * // => Read 2 lines from a.txt
+ * ```
+ *
+ * @category summaries
+ * @since 0.2.0
+ */
+export const sentence = (path: string, encoded: unknown, present?: Family.Presentation | undefined): string =>
+  present?.summary ?? `${path} returned ${describeShape(encoded)}`
+
+/**
+ * A size for a person: `512 B`, `1.2 KB`, `3.4 MB`.
+ *
+ * **Example** (Sizes)
+ * ```ts
+ * import { Budget } from "@ugent/agentese"
+ * console.log([Budget.size(512), Budget.size(1229), Budget.size(3_565_158)])
+ * // => [ '512 B', '1.2 KB', '3.4 MB' ]
+ * ```
+ *
+ * @category summaries
+ * @since 0.2.0
+ */
+export const size = (bytes: number): string =>
+  bytes < 1024
+    ? `${bytes} B`
+    : bytes < 1024 * 1024
+      ? `${(bytes / 1024).toFixed(1)} KB`
+      : `${(bytes / (1024 * 1024)).toFixed(1)} MB`
 
 const describeShape = (encoded: unknown): string => {
   if (Array.isArray(encoded)) return `${encoded.length} item(s)`
@@ -390,7 +482,7 @@ export const apply = (options: {
     options.kept === undefined
       ? keptText(options.encoded, options.text)
       : { text: options.kept, field: undefined as string | undefined }
-  const what = options.present?.summary ?? `${options.path} returned ${describeShape(options.encoded)}`
+  const what = sentence(options.path, options.encoded, options.present)
   const summary = kept.field === undefined ? what : `${what} (its ${kept.field} is kept in memory)`
   const put = {
     tool: options.path,

@@ -12,7 +12,6 @@
 import { Boundary, Observer, ToolError, type Trust } from "@ugent/core"
 import { Effect, type JsonSchema, Option, Schema } from "effect"
 import * as Budget from "./Budget.ts"
-import type * as Invoke from "./Invoke.ts"
 import { fromProviderName, isPath, toProviderName } from "./Path.ts"
 import * as Recipe from "./Recipe.ts"
 
@@ -344,14 +343,39 @@ export const describeOffer = (offer: Offer): Described => ({
 })
 
 /**
+ * What a listing and a description read of the road: the caller's offers
+ * (`Invoke.InvokerShape` has both; named here so the catalog does not import
+ * the road that imports it).
+ *
+ * @category shapes
+ * @since 0.2.0
+ */
+export interface Offering {
+  readonly list: Effect.Effect<ReadonlyArray<Offer>, never, Observer.Observer | Recipe.CurrentRecipe>
+  readonly describe: (path: string) => Effect.Effect<Offer, unknown, Observer.Observer | Recipe.CurrentRecipe>
+}
+
+/**
+ * A description that failed: the error's JSON and kind, as the road's `FailureOutcome` gives them.
+ *
+ * @category shapes
+ * @since 0.2.0
+ */
+export interface Undescribed {
+  readonly ok: false
+  readonly error: ToolError.FailureJson
+  readonly kind: ToolError.Kind
+  readonly path: string
+  readonly callId: string
+}
+
+/**
  * The caller's listing from a road: who it is and the paths it may use.
  *
  * @category shapes
  * @since 0.1.0
  */
-export const listing = (
-  road: Invoke.InvokerShape
-): Effect.Effect<Listing, never, Observer.Observer | Recipe.CurrentRecipe> =>
+export const listing = (road: Offering): Effect.Effect<Listing, never, Observer.Observer | Recipe.CurrentRecipe> =>
   Effect.gen(function* () {
     const observer = yield* ObserverService
     const offered = yield* road.list
@@ -366,10 +390,10 @@ export const listing = (
  * @since 0.1.0
  */
 export const describe = (
-  road: Invoke.InvokerShape,
+  road: Offering,
   name: string
 ): Effect.Effect<
-  { readonly ok: true; readonly description: Described } | Invoke.FailureOutcome,
+  { readonly ok: true; readonly description: Described } | Undescribed,
   never,
   Observer.Observer | Recipe.CurrentRecipe
 > => {

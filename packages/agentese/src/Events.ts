@@ -27,19 +27,38 @@ const common = {
  * @category schemas
  * @since 0.1.0
  */
+/** What a call's events tell besides: the caller's trust level (absent from events made outside the road). */
+const call = {
+  ...common,
+  trust: Schema.optionalKey(Schema.Literals([0, 1, 2, 3]))
+}
+
 export const EventSchema = Schema.Union([
-  Schema.TaggedStruct("tool.invoked", { ...common }),
-  Schema.TaggedStruct("tool.completed", { ...common, durationMillis: Schema.Number }),
+  Schema.TaggedStruct("tool.invoked", {
+    ...call,
+    /** The input in short: its canonical JSON, cut to 200 characters (as the audit records it). */
+    input: Schema.optionalKey(Schema.String),
+    /** The other calls the caller considered with this one (ghost alternatives: an agent's other calls of its response). */
+    alternatives: Schema.optionalKey(Schema.Array(Schema.String))
+  }),
+  Schema.TaggedStruct("tool.completed", {
+    ...call,
+    durationMillis: Schema.Number,
+    /** The result in a sentence (`Read 120 lines from src/a.ts`), as the audit records it. */
+    resultSummary: Schema.optionalKey(Schema.String),
+    /** The result's size in estimated tokens (characters / 4), as the audit records it. */
+    estimatedTokens: Schema.optionalKey(Schema.Number)
+  }),
   Schema.TaggedStruct("tool.failed", {
-    ...common,
+    ...call,
     durationMillis: Schema.Number,
     error: Schema.Struct({ _tag: Schema.String, message: Schema.String })
   }),
   Schema.TaggedStruct("tool.trust_denied", {
-    ...common,
+    ...call,
     reason: Schema.String
   }),
-  Schema.TaggedStruct("tool.rate_limited", { ...common, retryAfterMillis: Schema.Number }),
+  Schema.TaggedStruct("tool.rate_limited", { ...call, retryAfterMillis: Schema.Number }),
   /**
    * A step of an agent run ended: what the model said and asked for, and how
    * each call came out. `id` is the run's; each call's `callId` is the one

@@ -15,6 +15,7 @@
  * | `self.tools.task.create` / `update` / `list` | self | L0 |
  * | `self.tools.mode.plan` / `execute` | self | L0 |
  * | `self.tools.clarify` | self | L0 |
+ * | `self.tools.stats` | self | L0 |
  * | `self.tools.checkpoint.list` / `restore` | checkpoint (when the workspace keeps checkpoints) | L0 / L1 (L2 outside the writable globs) |
  * | `world.tools.model.summarize` / `extract` | model (only with a model: `Server.Options.model`) | L0 (calls the network) |
  * | `self.tools.agent.run` | agent (only with a model) | L0 (a sub-agent at most at its caller's level) |

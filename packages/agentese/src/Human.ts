@@ -20,6 +20,7 @@
 import { randomUUID } from "node:crypto"
 import { createInterface } from "node:readline"
 import { ReadProof, Trust } from "@ugent/core"
+import { ApprovalStore } from "@ugent/wrappers"
 import { Clock, Context, Deferred, Duration, Effect, Layer, Option, Schema } from "effect"
 import * as Render from "./Render.ts"
 
@@ -41,6 +42,8 @@ export interface Question {
   readonly input?: unknown
   /** For an approval, the arguments in one line a person reads (see {@link argumentsLine}). */
   readonly arguments?: string | undefined
+  /** For a stored approval request, its id: the question is filed under it, so any channel answers the same one. */
+  readonly id?: string | undefined
 }
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
@@ -234,12 +237,23 @@ export const approvalText = (request: Trust.ApprovalRequest): string => {
     )
   }
   if (request.preview !== undefined) lines.push("", "The change:", clip(request.preview.replace(/\n+$/, ""), 8_000))
+  if (request.id !== undefined) {
+    lines.push(
+      "",
+      `Request ${request.id}: answer here, or later with \`ugent approve ${request.id}\` (--deny to refuse).`
+    )
+  }
   lines.push("", "Approve?")
   return lines.join("\n")
 }
 
-/** Whether an answer approves: `approve`, `yes` or `y`, in any case. */
-const isApproval = (answer: string) => ["approve", "yes", "y"].includes(answer.trim().toLowerCase())
+/**
+ * Whether an answer approves: `approve`, `yes` or `y`, in any case.
+ *
+ * @category approving
+ * @since 0.2.0
+ */
+export const isApproval = (answer: string) => ["approve", "yes", "y"].includes(answer.trim().toLowerCase())
 
 /**
  * The approver the road installs: it asks the current call's channel, and
@@ -265,7 +279,8 @@ export const approverLayer: Layer.Layer<never> = Layer.succeed(Trust.Approver, {
                 observerId: request.observer.id,
                 path: request.tool,
                 input: jsonOf(request.input),
-                arguments: argumentsLine(request.input)
+                arguments: argumentsLine(request.input),
+                ...(request.id !== undefined ? { id: request.id } : {})
               }),
               (answer) => answer._tag === "Answered" && isApproval(answer.answer)
             )
@@ -293,7 +308,11 @@ export const PendingQuestion = Schema.Struct({
   input: Schema.optionalKey(Schema.Unknown),
   /** The call's arguments in one line, for the person who answers. */
   arguments: Schema.optionalKey(Schema.String),
-  askedAt: Schema.Number
+  askedAt: Schema.Number,
+  /** For a stored approval request: when it expires (epoch milliseconds), the diff it would make, the files it binds. */
+  expiresAt: Schema.optionalKey(Schema.Number),
+  preview: Schema.optionalKey(Schema.String),
+  files: Schema.optionalKey(Schema.Array(ApprovalStore.BoundFile))
 }).annotate({ identifier: "PendingQuestion" })
 
 /**
@@ -301,6 +320,27 @@ export const PendingQuestion = Schema.Struct({
  * @since 0.2.0
  */
 export type PendingQuestion = typeof PendingQuestion.Type
+
+/**
+ * A stored approval request as a pending question.
+ *
+ * @category approving
+ * @since 0.2.0
+ */
+export const pendingOf = (a: ApprovalStore.Approval): PendingQuestion => ({
+  id: a.id,
+  kind: "approval",
+  text: a.text,
+  choices: [approve, deny],
+  observerId: a.observerId,
+  path: a.tool,
+  input: a.input,
+  arguments: a.arguments,
+  askedAt: a.createdAt,
+  expiresAt: a.expiresAt,
+  ...(a.preview === undefined ? {} : { preview: a.preview }),
+  files: a.files
+})
 
 /**
  * @category models
@@ -360,7 +400,7 @@ export const layerPending: Layer.Layer<Pending> = Layer.sync(Pending, () => {
       Effect.gen(function* () {
         const reply = yield* Deferred.make<Answer>()
         const question: PendingQuestion = {
-          id: `q-${randomUUID().slice(0, 12)}`,
+          id: q.id ?? `q-${randomUUID().slice(0, 12)}`,
           kind: q.kind,
           text: q.text,
           ...(q.choices !== undefined ? { choices: q.choices } : {}),

@@ -13,8 +13,10 @@
  *
  * @since 0.1.0
  */
-import { Observer, type ToolError, Trust } from "@ugent/core"
+import { Observer, ToolError, Trust } from "@ugent/core"
+import { Workspace } from "@ugent/tools"
 import {
+  ApprovalStore,
   AuditStore,
   type CircuitBreakerOptions,
   MemoryStore,
@@ -23,12 +25,12 @@ import {
   Traced,
   TraceStore
 } from "@ugent/wrappers"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { CircuitBreaker as Breaker, RateLimiter } from "effect/persistence"
 import * as Budget from "./Budget.ts"
 import * as Catalog from "./Catalog.ts"
 import * as Events from "./Events.ts"
-import { plan } from "./internal/road/plan.ts"
+import { type Fanout, plan, type Step as PlannedStep } from "./internal/road/plan.ts"
 import * as Loop from "./Loop.ts"
 import * as Parse from "./Parse.ts"
 import * as Profile from "./Profile.ts"
@@ -253,6 +255,9 @@ export const layer = (
       const events = yield* Events.Events
       const services = yield* Effect.context<RoadServices>()
       const sessions = Context.get(services, Sessions.Sessions)
+      // Kept approvals where the stores have them; the workspace, where served, binds them to its files' bytes.
+      const approvals = yield* Effect.serviceOption(ApprovalStore.ApprovalStore)
+      const workspace = yield* Effect.serviceOption(Workspace.Workspace)
       const fallback = options.fallbackProfile ?? "local"
       const road = Road.make({
         sinks: RoadJournal.make({
@@ -270,7 +275,11 @@ export const layer = (
         breaker: options.breaker,
         root: options.root,
         onStoreError: Context.get(services as Context.Context<never>, OnStoreError),
-        instance: yield* SessionState.Instance
+        instance: yield* SessionState.Instance,
+        approvals: Option.match(approvals, {
+          onNone: () => undefined,
+          onSome: (store) => ({ store, workspace: Option.getOrUndefined(workspace) })
+        })
       })
       // What the tools may read besides their capabilities: the road's services, working memory's names, and (once
       // made, below) the road itself, for a tool that acts for its caller (a sub-agent).
@@ -364,6 +373,99 @@ export const layer = (
           )
         )
 
+      /** The options every call of one request shares. */
+      interface Shared {
+        readonly recipe: Recipe.Recipe
+        readonly session: string | undefined
+        readonly from: string | undefined
+        readonly audience: Render.Audience | undefined
+        readonly clientCallId: string | undefined
+        readonly alternatives: ReadonlyArray<string> | undefined
+      }
+
+      /** One planned call on its input. */
+      const callStep = (step: PlannedStep, id: string, input: unknown, shared: Shared) =>
+        call(
+          step.entry.path,
+          id,
+          input,
+          {
+            recipe: shared.recipe,
+            session: shared.session,
+            from: shared.from,
+            refusal: undefined,
+            own: Object.keys(step.args),
+            audience: shared.audience,
+            clientCallId: shared.clientCallId
+          },
+          shared.alternatives
+        )
+
+      /**
+       * A fan-out step: each call on the same input (with its own arguments), side by side when every one only
+       * reads with no one to ask, else one after another; its result is their results in order. Each call is a
+       * call of the road of its own (`<id>.<n>`), with its own record; a model reads their texts one under another,
+       * each within its share of the budget.
+       */
+      const fanout = (
+        group: Fanout,
+        id: string,
+        input: (args: Readonly<Record<string, unknown>>) => unknown,
+        shared: Shared
+      ): Effect.Effect<Outcome, never, Observer.Observer> =>
+        Effect.gen(function* () {
+          const label = Parse.fanout(
+            group.all.map((s) => ({ path: s.entry.path, args: s.args })),
+            group.mode
+          ).path
+          const n = group.all.length
+          const audience =
+            shared.audience === undefined
+              ? undefined
+              : { ...shared.audience, limit: Budget.share(shared.audience.limit, n) }
+          const concurrency = readsOnly(
+            group.all.map((s) => ({ path: s.entry.path, args: s.args })),
+            shared.recipe
+          )
+            ? ("unbounded" as const)
+            : 1
+          const one = (step: PlannedStep, k: number) =>
+            callStep(step, `${id}.${k}`, input(step.args), { ...shared, audience })
+          let outcomes: ReadonlyArray<Outcome>
+          if (group.mode === "fail-fast") {
+            // The first failure interrupts the calls still running and is the step's failure.
+            const all = yield* Effect.result(
+              Effect.forEach(
+                group.all,
+                (step, k) => Effect.flatMap(one(step, k), (o) => (o.ok ? Effect.succeed(o) : Effect.fail(o))),
+                { concurrency }
+              )
+            )
+            if (all._tag === "Failure") return { ...all.failure, callId: id }
+            outcomes = all.success
+          } else {
+            outcomes = yield* Effect.forEach(group.all, one, { concurrency })
+            const failed = outcomes.flatMap((o, k) => (o.ok ? [] : [{ k, o }]))
+            if (failed.length > 0) {
+              const error = ToolError.allFailed(
+                failed.map(({ k, o }) => ({ key: `${k + 1} ${o.path}`, error: o.error }))
+              )
+              return { ...Road.failure(label, id, error), kind: (failed[0]!.o as Road.FailureOutcome).kind }
+            }
+          }
+          const results = outcomes.map((o) => (o.ok ? o.result : undefined))
+          const modelText =
+            shared.audience === undefined
+              ? undefined
+              : outcomes
+                  .map(
+                    (o, k) =>
+                      `[${k + 1}/${n}] ${shared.audience!.toolName(o.path)}\n${(o.ok && (o.modelText ?? o.text)) || ""}`
+                  )
+                  .join("\n\n")
+          return Road.success(results, JSON.stringify(results), label, id, modelText)
+        })
+
       const invoke = (request: Request): Effect.Effect<Outcome, never, Observer.Observer | Recipe.CurrentRecipe> =>
         Effect.gen(function* () {
           const observer = yield* Observer.Observer
@@ -372,30 +474,36 @@ export const layer = (
           const planned = plan(registry, recipe, request)
           if (planned._tag === "Unplanned") return failureOf(planned.path, callId, planned.error)
           const session = request.session ?? observer.session
-          // A denied step is refused before anything runs, and that refusal is recorded.
-          const denied = planned.steps.find((s) => s.decision._tag === "Denied")
+          // A denied call, of any step, is refused before anything runs, and that refusal is recorded.
+          const denied = planned.steps
+            .flatMap((s) => ("all" in s ? s.all : [s]))
+            .find((s) => s.decision._tag === "Denied")
           const steps = denied === undefined ? planned.steps : [denied]
           let previous: unknown
           let outcome: Outcome | undefined
           for (const [i, step] of steps.entries()) {
-            const from = denied === undefined && i > 0 ? steps[i - 1]!.entry.path : undefined
+            const before = denied === undefined && i > 0 ? steps[i - 1]! : undefined
+            const shared: Shared = {
+              recipe,
+              session,
+              from:
+                before === undefined
+                  ? undefined
+                  : "all" in before
+                    ? before.all.map((s) => s.entry.path).join(" &&& ")
+                    : before.entry.path,
+              // Only the last step's result reaches the model; the others feed the next step.
+              audience: i === steps.length - 1 ? request.audience : undefined,
+              clientCallId: request.clientCallId,
+              alternatives: request.alternatives
+            }
             const id = i === 0 ? callId : `${callId}.${i}`
-            outcome = yield* call(
-              step.entry.path,
-              id,
-              denied === undefined ? stepInput(i, step.args, request.input, previous) : (request.input ?? {}),
-              {
-                recipe,
-                session,
-                from,
-                refusal: undefined,
-                own: Object.keys(step.args),
-                // Only the last step's result reaches the model; the others feed the next step.
-                audience: i === steps.length - 1 ? request.audience : undefined,
-                clientCallId: request.clientCallId
-              },
-              request.alternatives
-            )
+            const inputOf = (args: Readonly<Record<string, unknown>>) =>
+              denied === undefined ? stepInput(i, args, request.input, previous) : (request.input ?? {})
+            outcome =
+              "all" in step
+                ? yield* fanout(step, id, inputOf, shared)
+                : yield* callStep(step, id, inputOf(step.args), shared)
             if (!outcome.ok) return i === 0 ? outcome : { ...outcome, callId }
             previous = outcome.result
           }
@@ -412,7 +520,7 @@ export const layer = (
 
       /** Whether every step only reads, with no person to ask: such calls may run side by side. */
       const readsOnly = (steps: ReadonlyArray<Parse.Step>, recipe: Recipe.Recipe): boolean =>
-        steps.every((step) => {
+        steps.flatMap(Parse.callsOf).every((step) => {
           const target = targets.get(step.path)
           if (target === undefined) return true
           const decision = Recipe.decide(recipe, step.path, Catalog.baseLevel(target.entry))
@@ -447,9 +555,9 @@ export const layer = (
           })
           for (const [n, invocation] of parsed.invocations.entries()) {
             const i = first + n
-            used += invocation.steps.length
+            used += invocation.steps.reduce((n, s) => n + Parse.callsOf(s).length, 0)
             if (used > max) {
-              const path = invocation.steps[0]?.path ?? ""
+              const path = invocation.steps[0] === undefined ? "" : (Parse.callsOf(invocation.steps[0])[0]?.path ?? "")
               const entry = registry.get(path)
               const refusal = new TooManyCalls({ path, max })
               // A known path's refusal is recorded like any other; an unknown one is only reported.

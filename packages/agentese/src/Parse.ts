@@ -8,11 +8,17 @@
  *   (`name` / `arguments` are accepted too, and provider-safe names such as
  *   `world_tools_file_read`);
  * - XML blocks, the form Anthropic's models write:
- *   `<tool_use><name>world_tools_file_read</name><input>{"path": "README.md"}</input></tool_use>`
- *   (the grammar is at {@link toolUse});
+ *   `<tool_use><name>world_tools_file_read</name><input>{"path": "README.md"}</input></tool_use>`,
+ *   or with `<tool_name>` and `<parameters>` (a JSON object, or one element
+ *   per argument: `<parameters><path>README.md</path></parameters>`), the
+ *   form of the command-execution document's MCP prompt (the grammar is at
+ *   {@link toolUse});
  * - pipelines: `a >> b >> c`, in either form: the first step gets the input,
  *   each next step the previous step's output (merged with its own
- *   arguments, if any).
+ *   arguments, if any);
+ * - fan-outs: `a &&& b` is one step whose calls all get the same input and
+ *   whose output is their outputs in order; every call runs and every
+ *   failure is told (`&&&!` stops at the first failure instead).
  *
  * Whatever does not parse becomes a `ParseError` whose message shows what a
  * correct call looks like, so a model can correct itself.
@@ -24,7 +30,11 @@ import { Option, Schema } from "effect"
 import { fromProviderName, isPath } from "./Path.ts"
 
 /**
- * One step of an invocation: a path and the arguments written on it.
+ * One step of an invocation: a path and the arguments written on it; or a
+ * fan-out (`a &&& b`), whose calls (`all`) get the same input and whose output
+ * is their outputs in order. A fan-out's `path` is its calls' paths as written
+ * (`a &&& b`) and its `args` are empty. `collect-all` runs every call and
+ * tells every failure; `fail-fast` (`&&&!`) stops at the first.
  *
  * @category models
  * @since 0.1.0
@@ -32,7 +42,32 @@ import { fromProviderName, isPath } from "./Path.ts"
 export interface Step {
   readonly path: string
   readonly args: Readonly<Record<string, unknown>>
+  /** The calls of a fan-out step (since 0.2.0). */
+  readonly all?: ReadonlyArray<Step> | undefined
+  /** How a fan-out meets a failure (since 0.2.0). */
+  readonly mode?: "collect-all" | "fail-fast" | undefined
 }
+
+/**
+ * The calls of a step: a fan-out's, or the step itself.
+ *
+ * @category utils
+ * @since 0.2.0
+ */
+export const callsOf = (step: Step): ReadonlyArray<Step> => step.all ?? [step]
+
+/**
+ * A fan-out step of these calls.
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const fanout = (all: ReadonlyArray<Step>, mode: "collect-all" | "fail-fast" = "collect-all"): Step => ({
+  path: all.map((s) => s.path).join(mode === "fail-fast" ? " &&&! " : " &&& "),
+  args: {},
+  all,
+  mode
+})
 
 /**
  * A parsed call: one step, or a pipeline of several.
@@ -68,6 +103,7 @@ const executeExample = "EXECUTE: world.tools.file.read --path=README.md --limit=
 const toolCallExample = '<tool_call>{"tool": "world.tools.file.read", "params": {"path": "README.md"}}</tool_call>'
 const toolUseExample = '<tool_use><name>world_tools_file_read</name><input>{"path": "README.md"}</input></tool_use>'
 const pipelineExample = "world.tools.file.glob --pattern=*.md >> world.tools.text.count"
+const fanoutExample = "world.tools.file.read --path=a.md &&& world.tools.file.read --path=b.md"
 
 /**
  * Reads a path or a provider-safe name.
@@ -219,22 +255,49 @@ const splitPipeline = (tokens: ReadonlyArray<Token>): Array<Array<Token>> => {
   return parts
 }
 
+/** A pipeline step split on `&&&` / `&&&!` outside quotes and JSON: its calls, and the operators met. */
+const splitGroup = (tokens: ReadonlyArray<Token>) => {
+  const parts: Array<Array<Token>> = [[]]
+  const operators = new Set<string>()
+  for (const t of tokens) {
+    if (t.kind === "word" && (t.value === "&&&" || t.value === "&&&!")) {
+      operators.add(t.value)
+      parts.push([])
+    } else parts[parts.length - 1]!.push(t)
+  }
+  return { parts, operators }
+}
+
 const stepsOf = (body: string, text: string, example: string): ReadonlyArray<Step> | ParseError => {
   const tokens = tokenize(body)
   if (typeof tokens === "string") return new ParseError({ text, problem: `the line has ${tokens}`, example })
-  const parts = splitPipeline(tokens)
   const steps: Array<Step> = []
-  for (const part of parts) {
-    if (part.length === 0) {
+  for (const part of splitPipeline(tokens)) {
+    const { parts, operators } = splitGroup(part)
+    if (operators.size > 1) {
       return new ParseError({
         text,
-        problem: "a pipeline step is empty (two >> in a row, or >> at an end)",
-        example: pipelineExample
+        problem: "one fan-out mixes &&& (every call runs) and &&&! (the first failure stops it); write one of them",
+        example: fanoutExample
       })
     }
-    const s = step(part, text, example)
-    if (s instanceof ParseError) return s
-    steps.push(s)
+    const calls: Array<Step> = []
+    for (const call of parts) {
+      if (call.length === 0) {
+        return new ParseError({
+          text,
+          problem:
+            parts.length > 1
+              ? "a call of a fan-out is empty (two &&& in a row, or &&& at an end)"
+              : "a pipeline step is empty (two >> in a row, or >> at an end)",
+          example: parts.length > 1 ? fanoutExample : pipelineExample
+        })
+      }
+      const s = step(call, text, example)
+      if (s instanceof ParseError) return s
+      calls.push(s)
+    }
+    steps.push(calls.length === 1 ? calls[0]! : fanout(calls, operators.has("&&&!") ? "fail-fast" : "collect-all"))
   }
   return steps
 }
@@ -259,11 +322,21 @@ export const execute = (
   const body = line.trim().replace(/^EXECUTE:\s*/i, "")
   const steps = stepsOf(body, line.trim(), executeExample)
   if (steps instanceof ParseError) return { _tag: "Left", left: steps }
-  return { _tag: "Right", right: { steps, source: steps.length > 1 ? "pipeline" : "execute", text: line.trim() } }
+  const source = steps.length > 1 || steps.some((s) => s.all !== undefined) ? "pipeline" : "execute"
+  return { _tag: "Right", right: { steps, source, text: line.trim() } }
 }
 
 /**
- * Parses the pipeline DSL `a >> b >> c` (a single path is a one-step pipeline).
+ * Parses the pipeline DSL `a >> b >> c` (a single path is a one-step
+ * pipeline), with fan-out steps `a &&& b` (`&&&!`: fail fast).
+ *
+ * **Example** (Two reads on one input, then a count of their outputs)
+ * ```ts
+ * import { Parse } from "@ugent/agentese"
+ * const r = Parse.pipeline("world.tools.file.read --path=a.md &&& world.tools.file.read --path=b.md")
+ * console.log(r._tag === "Right" ? r.right.steps.map((s) => s.path) : r.left.message)
+ * // => [ 'world.tools.file.read &&& world.tools.file.read' ]
+ * ```
  *
  * @category parsing
  * @since 0.1.0
@@ -309,31 +382,86 @@ export const toolCall = (
   return { _tag: "Right", right: { steps, source: steps.length > 1 ? "pipeline" : "tool_call", text } }
 }
 
+/** A `<parameters>` child's text as a value: a number, `true`/`false`/`null` or JSON as in `EXECUTE` lines, else the text. */
+const elementValue = (raw: string): unknown => {
+  const trimmed = raw.trim()
+  if (trimmed.startsWith("{") || trimmed.startsWith("[")) {
+    try {
+      return JSON.parse(trimmed)
+    } catch {
+      // Not JSON: the text it is.
+    }
+  }
+  const value = typed(trimmed, "word")
+  // The newline a model puts after `<content>` and before `</content>` is layout, not content.
+  return typeof value === "string" ? raw.replace(/^\r?\n/, "").replace(/\r?\n$/, "") : value
+}
+
+/** The arguments of a block: a JSON object, or (in `<parameters>`) one element per argument. */
+const argumentsOf = (raw: string, element: "input" | "parameters"): Record<string, unknown> | string => {
+  const trimmed = raw.trim()
+  if (trimmed === "") return {}
+  if (element === "parameters" && trimmed.startsWith("<")) {
+    const args: Record<string, unknown> = {}
+    const child = /\s*<([A-Za-z_][\w-]*)>([\s\S]*?)<\/\1>\s*/y
+    let at = 0
+    while (at < raw.length) {
+      child.lastIndex = at
+      const m = child.exec(raw)
+      if (m === null) {
+        return `<parameters> holds a JSON object or one <key>value</key> element per argument; "${raw.slice(at, at + 40).trim()}" is neither`
+      }
+      if (m[1]! in args) return `the argument <${m[1]}> is given twice`
+      args[m[1]!] = elementValue(m[2]!)
+      at = child.lastIndex
+    }
+    return args
+  }
+  let value: unknown
+  try {
+    value = JSON.parse(trimmed)
+  } catch (e) {
+    return `the <${element}> is not JSON (${e instanceof Error ? e.message : String(e)})`
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return `the <${element}> must be a JSON object of the tool's arguments`
+  }
+  return value as Record<string, unknown>
+}
+
 /**
  * Parses the body of one `<tool_use>` block (the text between `<tool_use>`
- * and `</tool_use>`). The grammar, where `ws` is any run of spaces, tabs and
- * newlines:
+ * and `</tool_use>`), in either of the two forms models write. The grammar,
+ * where `ws` is any run of spaces, tabs and newlines:
  *
  * ```text
- * block := "<tool_use>" ws name ws [ input ws ] "</tool_use>"
- * name  := "<name>" ws NAME ws "</name>"
- * input := "<input>" ws OBJECT ws "</input>"
+ * block  := "<tool_use>" ws name ws [ args ws ] "</tool_use>"
+ * name   := "<name>" ws NAME ws "</name>" | "<tool_name>" ws NAME ws "</tool_name>"
+ * args   := "<input>" ws OBJECT ws "</input>"
+ *         | "<parameters>" ws ( OBJECT | { "<" KEY ">" VALUE "</" KEY ">" ws } ) "</parameters>"
  * ```
  *
  * `NAME` is a path, a provider-safe name (`world_tools_file_read`) or a
  * pipeline of them (`a >> b`); `OBJECT` is a JSON object, the arguments of
- * the first step (no `<input>` is `{}`). The body is raw text, not XML: no
- * entity is decoded (`&lt;` stays as written), and the block ends at the
- * first `</tool_use>`, so an argument cannot contain that text. Anything
- * else (another element, text outside the elements, input that is not a
- * JSON object) is a `ParseError` that shows a correct block.
+ * the first step (no arguments element is `{}`). In `<parameters>` each
+ * argument may be an element of its own (`<path>README.md</path>`), its
+ * value typed as in `EXECUTE` lines (numbers, `true`, `false`, `null`, JSON
+ * objects and arrays; anything else is text, without the newline after the
+ * opening tag and before the closing one). The body is raw text, not XML: no
+ * entity is decoded (`&lt;` stays as written), an element ends at the first
+ * closing tag of its name, and the block at the first `</tool_use>`. Anything
+ * else (another element, text outside the elements, input that is not a JSON
+ * object) is a `ParseError` that shows a correct block.
  *
- * **Example** (A block, and a mistake)
+ * **Example** (Both forms, and a mistake)
  * ```ts
  * import { Parse } from "@ugent/agentese"
  * const ok = Parse.toolUse('\n  <name>world_tools_file_read</name>\n  <input>{"path": "README.md", "limit": 5}</input>\n')
  * console.log(ok._tag === "Right" ? ok.right.steps : ok.left.message)
  * // => [ { path: 'world.tools.file.read', args: { path: 'README.md', limit: 5 } } ]
+ * const named = Parse.toolUse("<tool_name>world_tools_file_read</tool_name><parameters><path>README.md</path><endLine>5</endLine></parameters>")
+ * console.log(named._tag === "Right" ? named.right.steps : named.left.message)
+ * // => [ { path: 'world.tools.file.read', args: { path: 'README.md', endLine: 5 } } ]
  * const bad = Parse.toolUse("<name>world_tools_file_read</name><input>path=README.md</input>")
  * console.log(bad._tag === "Left" ? bad.left.problem : "parsed")
  * // => the <input> is not JSON (Unexpected token 'p', "path=README.md" is not valid JSON)
@@ -350,32 +478,24 @@ export const toolUse = (
     _tag: "Left" as const,
     left: new ParseError({ text, problem, example: toolUseExample })
   })
-  const named = /^\s*<name>([\s\S]*?)<\/name>/.exec(body)
-  if (named === null) return fail("the block needs a <name> element with the path first")
+  const named = /^\s*<(name|tool_name)>([\s\S]*?)<\/\1>/.exec(body)
+  if (named === null) return fail("the block needs a <name> (or <tool_name>) element with the path first")
   const rest = body.slice(named[0].length)
   let params: Record<string, unknown> = {}
   if (rest.trim() !== "") {
-    // Greedy to the last </input>, so an argument may contain "<input>" text.
-    const input = /^\s*<input>([\s\S]*)<\/input>\s*$/.exec(rest)
+    // Greedy to the last closing tag, so an argument may contain "<input>" text.
+    const input = /^\s*<(input|parameters)>([\s\S]*)<\/\1>\s*$/.exec(rest)
     if (input === null) {
-      return fail("after </name> only an <input> element with a JSON object of the arguments may follow")
+      return fail(
+        `after </${named[1]}> only an <input> (or <parameters>) element with a JSON object of the arguments may follow`
+      )
     }
-    const raw = input[1]!.trim()
-    if (raw !== "") {
-      let value: unknown
-      try {
-        value = JSON.parse(raw)
-      } catch (e) {
-        return fail(`the <input> is not JSON (${e instanceof Error ? e.message : String(e)})`)
-      }
-      if (typeof value !== "object" || value === null || Array.isArray(value)) {
-        return fail("the <input> must be a JSON object of the tool's arguments")
-      }
-      params = value as Record<string, unknown>
-    }
+    const args = argumentsOf(input[2]!, input[1] as "input" | "parameters")
+    if (typeof args === "string") return fail(args)
+    params = args
   }
   const steps: Array<Step> = []
-  for (const [i, n] of named[1]!.split(">>").entries()) {
+  for (const [i, n] of named[2]!.split(">>").entries()) {
     const path = pathOf(n)
     if (Option.isNone(path)) return fail(`"${n.trim()}" is not a path (dot-separated lowercase words)`)
     steps.push({ path: path.value, args: i === 0 ? params : {} })

@@ -11,7 +11,8 @@
  * - `shared`: many agents in one room, untrusted or metered. The design
  *   documents' room limits: 100 calls a minute and 2,000 an hour over
  *   everyone; 10 a minute (with a burst of 3) and 200 an hour per caller;
- *   and per caller, 5 reads and 3 searches a minute.
+ *   and per caller, 5 reads and 3 searches a minute; a read shows 500 lines
+ *   unless the call names its end.
  *
  * Every setting (the limits of each scope, the timeout, the loop window, the
  * result budget) can be changed by the recipe, and again by the host's
@@ -75,6 +76,8 @@ export interface Settings {
    * in place of `budgetTokens`.
    */
   readonly budgetFixed: boolean
+  /** The lines a `file.read` shows when the call names no end; `undefined`: the tool's own default. */
+  readonly maxLines: number | undefined
 }
 
 /**
@@ -102,7 +105,8 @@ const common = {
   timeoutMillis: 120_000,
   loop: { count: 3, windowMillis: 60_000 },
   budgetTokens: 25_000,
-  budgetFixed: false
+  budgetFixed: false,
+  maxLines: undefined
 } as const
 
 /**
@@ -140,7 +144,9 @@ export const defaults: Readonly<Record<Profile, Settings>> = {
       ["world.tools.file.read", [{ limit: 5, window: minute }]],
       ["world.tools.search.*", [{ limit: 3, window: minute }]]
     ],
-    ...common
+    ...common,
+    // The documents' per-read budget for a persona in a room.
+    maxLines: 500
   }
 }
 
@@ -189,7 +195,8 @@ export const settings = (recipe: Recipe.Recipe, overrides: Overrides = {}, fallb
               : { count: recipe.loop.count, windowMillis: recipe.loop.windowSeconds * 1000 }
         }
       : {}),
-    ...(recipe.resultBudgetTokens !== undefined ? { budgetTokens: recipe.resultBudgetTokens, budgetFixed: true } : {})
+    ...(recipe.resultBudgetTokens !== undefined ? { budgetTokens: recipe.resultBudgetTokens, budgetFixed: true } : {}),
+    ...(recipe.maxLines !== undefined ? { maxLines: recipe.maxLines } : {})
   }
   const fromHost: Partial<Omit<Settings, "profile">> = {
     ...(overrides.global !== undefined ? { global: overrides.global } : {}),
@@ -272,7 +279,9 @@ export const SettingsJson = Schema.Struct({
   tool: Schema.Record(Schema.String, Schema.Array(Schema.String)),
   timeoutMillis: Schema.Number,
   loop: Schema.NullOr(Schema.Struct({ count: Schema.Int, windowMillis: Schema.Number })),
-  budgetTokens: Schema.Int
+  budgetTokens: Schema.Int,
+  /** The lines a read shows when the call names no end, when the profile or recipe sets it. */
+  maxLines: Schema.optionalKey(Schema.Int)
 })
 
 const showLimit = (l: Limit): string => {
@@ -288,7 +297,7 @@ const showLimit = (l: Limit): string => {
  * ```ts
  * import { Profile } from "@ugent/agentese"
  * console.log(Profile.describe(Profile.defaults.shared))
- * // => profile shared: global 100/min, 2000/h; per caller 10/min+3, 200/h; per tool world.tools.file.read 5/min, world.tools.search.* 3/min; timeout 120 s; loops after 3 repeats in 60 s; results up to 25000 tokens
+ * // => profile shared: global 100/min, 2000/h; per caller 10/min+3, 200/h; per tool world.tools.file.read 5/min, world.tools.search.* 3/min; timeout 120 s; loops after 3 repeats in 60 s; results up to 25000 tokens; reads of 500 lines
  * ```
  *
  * @category describing
@@ -301,7 +310,7 @@ export const describe = (s: Settings): string => {
     s.loop === undefined
       ? "loop detection off"
       : `loops after ${s.loop.count} repeats in ${s.loop.windowMillis / 1000} s`
-  return `profile ${s.profile}: global ${list(s.global)}; per caller ${list(s.caller)}; per tool ${tool}; timeout ${s.timeoutMillis / 1000} s; ${loop}; results up to ${s.budgetTokens} tokens`
+  return `profile ${s.profile}: global ${list(s.global)}; per caller ${list(s.caller)}; per tool ${tool}; timeout ${s.timeoutMillis / 1000} s; ${loop}; results up to ${s.budgetTokens} tokens${s.maxLines === undefined ? "" : `; reads of ${s.maxLines} lines`}`
 }
 
 /**
@@ -317,5 +326,6 @@ export const toJson = (s: Settings): typeof SettingsJson.Type => ({
   tool: Object.fromEntries(s.tool.map(([p, ls]) => [p, ls.map(showLimit)])),
   timeoutMillis: s.timeoutMillis,
   loop: s.loop ?? null,
-  budgetTokens: s.budgetTokens
+  budgetTokens: s.budgetTokens,
+  ...(s.maxLines === undefined ? {} : { maxLines: s.maxLines })
 })

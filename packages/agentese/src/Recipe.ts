@@ -55,6 +55,14 @@ export const RecipeSchema = Schema.Struct({
   deny: Schema.optionalKey(Schema.Array(Schema.String)),
   /** Patterns of paths every call of which waits for an approver. */
   requireApproval: Schema.optionalKey(Schema.Array(Schema.String)),
+  /**
+   * How long an approval request stays answerable, in seconds (default 24
+   * hours, at most 30 days): past it the request is expired, and an
+   * approval given before it is no longer used.
+   */
+  approvalExpirySeconds: Schema.optionalKey(
+    Schema.Number.check(Schema.isGreaterThan(0), Schema.isLessThanOrEqualTo(30 * 86_400))
+  ),
   /** How many calls one model response may make (EXECUTE lines, tool_call blocks, pipeline steps). */
   maxCallsPerResponse: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))),
   /** The profile whose defaults apply where this recipe says nothing: `local` (one agent), `team` (a few people's agents) or `shared` (a room). */
@@ -115,6 +123,12 @@ export const RecipeSchema = Schema.Struct({
   ),
   /** Whether shell commands may use the network (default false: the sandbox has none). */
   shellNetwork: Schema.optionalKey(Schema.Boolean),
+  /**
+   * The lines a `file.read` shows when the call names no end (`limit` or
+   * `endLine`): a persona's per-read budget (the `shared` profile's is the
+   * documents' 500; otherwise the tool's 2,000).
+   */
+  maxLines: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))),
   /** The largest result a call returns, in estimated tokens (characters / 4); a larger one goes to working memory. */
   resultBudgetTokens: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(100))),
   /**

@@ -186,6 +186,9 @@ const fileList = (o: Json): string | undefined => {
   return joined(head, lines.join("\n"))
 }
 
+/** A modification time to the second (`2026-05-01T12:00:00Z`), as a listing shows it. */
+const toSecond = (iso: string) => iso.replace(/\.\d+Z$/, "Z")
+
 const fileGlob = (o: Json): string | undefined => {
   const files = arr(o.files)
   if (files === undefined || !isInt(o.totalMatches)) return undefined
@@ -194,7 +197,17 @@ const fileGlob = (o: Json): string | undefined => {
   if (o.truncated === true && by.includes("limit"))
     parts.push(`${files.length} shown (narrow the pattern or raise limit)`)
   if (by.includes("maxDepth")) parts.push("deeper directories were not searched (raise maxDepth)")
-  return joined(parts.join("; "), files.map(String).join("\n"))
+  // Each path with its size and time, when the result has them.
+  const entries = arr(o.entries)?.filter(isRecord)
+  const lines =
+    entries !== undefined && entries.length === files.length
+      ? entries.map((e) =>
+          isInt(e.size) && typeof e.modified === "string"
+            ? `${String(e.path)}  (${plural(e.size, "byte")}, ${toSecond(e.modified)})`
+            : String(e.path)
+        )
+      : files.map(String)
+  return joined(parts.join("; "), lines.join("\n"))
 }
 
 // ---------------------------------------------------------------------------
@@ -203,22 +216,25 @@ const fileGlob = (o: Json): string | undefined => {
 
 const more = (o: Json) => (o.truncated === true ? "; more matched (narrow the search or raise maxMatches)" : "")
 
-/** One file's matches as ripgrep prints them: `N:text` for a match, `N-text` for context, `--` between groups. */
+/**
+ * One file's matches as ripgrep prints them with `--column`: `N:C:text` for a
+ * match (line, column), `N-text` for context, `--` between groups.
+ */
 const matchLines = (matches: ReadonlyArray<unknown>): Array<string> => {
-  const lines = new Map<number, { readonly text: string; match: boolean }>()
+  const lines = new Map<number, { readonly text: string; match: boolean; column?: number }>()
   for (const m of matches) {
     if (!isRecord(m) || !isInt(m.line)) continue
     for (const c of [...(arr(m.before) ?? []), ...(arr(m.after) ?? [])]) {
       if (isRecord(c) && isInt(c.line) && !lines.has(c.line)) lines.set(c.line, { text: String(c.text), match: false })
     }
-    lines.set(m.line, { text: String(m.text), match: true })
+    lines.set(m.line, { text: String(m.text), match: true, ...(isInt(m.column) ? { column: m.column } : {}) })
   }
   const out: Array<string> = []
   let previous: number | undefined
   for (const n of [...lines.keys()].sort((x, y) => x - y)) {
     if (previous !== undefined && n > previous + 1) out.push("--")
     const line = lines.get(n)!
-    out.push(`${n}${line.match ? ":" : "-"}${line.text}`)
+    out.push(`${n}${line.match ? `:${line.column === undefined ? "" : `${line.column}:`}` : "-"}${line.text}`)
     previous = n
   }
   return out

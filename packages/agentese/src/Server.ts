@@ -182,6 +182,12 @@ export interface Options {
    * its own.
    */
   readonly proofKey?: string | Uint8Array | "workspace" | undefined
+  /**
+   * How long a read proof is accepted after it was issued (default 24 hours,
+   * `Workspace.defaultProofMaxAge`), or `false` for no bound; an older one is
+   * refused (`ProofRejected`, `expired`), with a message to read again.
+   */
+  readonly proofMaxAge?: Duration.Input | false | undefined
 }
 
 /**
@@ -329,6 +335,7 @@ export const layer = (options: Options) => {
   const workspace = Workspace.layer({
     root: options.root,
     policy: { writable: options.writable, blocked: options.recipe?.blocked },
+    proofMaxAge: options.proofMaxAge,
     ...(options.checkpoints === false ? {} : { checkpoints: options.checkpoints ?? {} })
   })
   // One stores layer, shared by the road (traces, audit) and the families (working memory).
@@ -362,7 +369,8 @@ export const layer = (options: Options) => {
     Layer.provide(Layer.mergeAll(workspace, stores, sessionState, options.model ?? Layer.empty))
   )
   const road = Invoke.layer(overridesOf(options)).pipe(
-    Layer.provide(Layer.mergeAll(limiterLayers(options, connection), Loop.layerMemory, sessionState)),
+    // The workspace (the same layer the families are built on) binds approvals to its files' bytes.
+    Layer.provide(Layer.mergeAll(limiterLayers(options, connection), Loop.layerMemory, sessionState, workspace)),
     Layer.provideMerge(Layer.mergeAll(registry, Events.layer, stores))
   )
   const caller = Layer.mergeAll(

@@ -40,6 +40,8 @@ export interface McpSession {
   readonly capabilities: Readonly<Record<string, unknown>>
   /** The client's name (`clientInfo.name`), which sets its result budget. */
   readonly clientName?: string | undefined
+  /** The id of the caller whose credential opened it (a callers file): only that caller's credential resumes it. */
+  readonly callerId?: string | undefined
 }
 
 /**

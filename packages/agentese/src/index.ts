@@ -11,7 +11,11 @@
 /** @since 0.2.0 */
 export * as Agent from "./Agent.ts"
 /** @since 0.2.0 */
+export * as AgentRuns from "./AgentRuns.ts"
+/** @since 0.2.0 */
 export * as Budget from "./Budget.ts"
+/** @since 0.2.0 */
+export * as Callers from "./Callers.ts"
 /** @since 0.2.0 */
 export * as Catalog from "./Catalog.ts"
 /** @since 0.1.0 */

@@ -56,7 +56,8 @@ describe("Budget", () => {
 describe("Budget per client", () => {
   it("knows each measured client by its clientInfo name, and gives any other the strictest bounds", () => {
     assert.deepStrictEqual(Budget.forClient("claude-code"), { chars: 50_000 })
-    assert.deepStrictEqual(Budget.forClient("Codex-MCP-Client"), { jsonBytes: 40_000 })
+    // Measured: Codex keeps about 12,000 bytes of a custom provider's model's tool output, head and tail.
+    assert.deepStrictEqual(Budget.forClient("Codex-MCP-Client"), { bytes: 11_000 })
     assert.deepStrictEqual(Budget.forClient("gemini-cli-mcp-client"), { chars: 40_000 })
     assert.deepStrictEqual(Budget.forClient("opencode"), { bytes: 51_200, lines: 2_000 })
     assert.strictEqual(Budget.forClient(undefined), Budget.strictest)
@@ -68,9 +69,11 @@ describe("Budget per client", () => {
     const accents = "é".repeat(30_000)
     assert.isTrue(Budget.fits(Budget.forClient("claude-code"), accents))
     assert.isFalse(Budget.fits(Budget.forClient("opencode"), accents))
-    // 15,000 tabs: 15,000 characters, but 30,000 bytes once escaped in JSON (and 30 more for the content's frame).
-    assert.isTrue(Budget.fits(Budget.forClient("codex-mcp-client"), "\t".repeat(19_980)))
-    assert.isFalse(Budget.fits(Budget.forClient("codex-mcp-client"), "\t".repeat(19_990)))
+    assert.isTrue(Budget.fits(Budget.forClient("codex-mcp-client"), "é".repeat(5_500)))
+    assert.isFalse(Budget.fits(Budget.forClient("codex-mcp-client"), "é".repeat(5_501)))
+    // Tabs: one character each, but two bytes once escaped in JSON (and 30 more for the content's frame).
+    assert.isTrue(Budget.fits({ jsonBytes: 40_000 }, "\t".repeat(19_980)))
+    assert.isFalse(Budget.fits({ jsonBytes: 40_000 }, "\t".repeat(19_990)))
     assert.isFalse(Budget.fits(Budget.forClient("opencode"), "x\n".repeat(2_000)))
     assert.isTrue(Budget.fits(Budget.forClient("opencode"), "x\n".repeat(1_999)))
   })

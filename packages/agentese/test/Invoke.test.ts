@@ -102,17 +102,17 @@ describe("Invoke", () => {
     )
   )
 
-  it.effect("threat: unknown arguments are ignored, so {path, startLine, endLine} returns the whole file", () =>
+  it.effect("threat: unknown arguments are ignored, so {path, from, to} returns the whole file", () =>
     run(
       {},
       Effect.gen(function* () {
-        const o = yield* invoke("world.tools.file.read", { path: "a.txt", startLine: 1, endLine: 2 })
+        const o = yield* invoke("world.tools.file.read", { path: "a.txt", from: 1, to: 2 })
         assert.strictEqual(errorTag(o), "UnknownArguments")
         assert.strictEqual(!o.ok && o.kind, "invalid_input")
-        assert.include(!o.ok ? o.error.message : "", "file.read takes path, offset, limit")
-        assert.include(!o.ok ? o.error.message : "", "Did you mean offset (for startLine), limit (for endLine)?")
+        assert.include(!o.ok ? o.error.message : "", "file.read takes path, offset, limit, startLine, endLine")
+        assert.include(!o.ok ? o.error.message : "", "Did you mean startLine (for from), endLine (for to)?")
         // A step's own arguments are the caller's too: the first step's, and a later step's.
-        const first = yield* Invoke.invoke({ path: "world.tools.file.read --startLine=1", input: { path: "a.txt" } })
+        const first = yield* Invoke.invoke({ path: "world.tools.file.read --from=1", input: { path: "a.txt" } })
         assert.strictEqual(errorTag(first), "UnknownArguments")
         const later = yield* Invoke.invoke({
           path: "world.tools.file.read >> world.tools.file.edit --oldText=alpha --newText=ALPHA --dryrun=true",
@@ -324,13 +324,13 @@ describe("Invoke", () => {
       })
     )
 
-    it.effect("without an approver, approval-required calls are denied", () =>
+    it.effect("without an approver, approval-required calls are refused, pending an answer", () =>
       run(
         { trust: 3, recipe: { requireApproval: ["world.tools.file.read"] } },
         Effect.gen(function* () {
           const o = yield* invoke("world.tools.file.read", { path: "a.txt" })
-          assert.strictEqual(errorTag(o), "ApprovalDenied")
-          assert.strictEqual(!o.ok && o.error.reason, "no-approver")
+          assert.strictEqual(errorTag(o), "ApprovalPending")
+          assert.strictEqual(!o.ok && o.error.reason, "no-channel")
         })
       )
     )

@@ -139,6 +139,46 @@ describe("Parse", () => {
       ])
     })
 
+    it("the command-execution document's form: <tool_name> and <parameters>, as JSON or one element per argument", () => {
+      const json = right(
+        Parse.toolUse(
+          '\n<tool_name>world_tools_file_read</tool_name>\n<parameters>\n{"path": "a.ts", "startLine": 2}\n</parameters>\n'
+        )
+      )
+      assert.strictEqual(json.source, "tool_use")
+      assert.deepStrictEqual(json.steps, [{ path: "world.tools.file.read", args: { path: "a.ts", startLine: 2 } }])
+      const elements = right(
+        Parse.toolUse(
+          [
+            "<tool_name>world.tools.file.write</tool_name>",
+            "<parameters>",
+            "  <path>notes/a b.md</path>",
+            "  <content>",
+            "line one",
+            "  line two",
+            "</content>",
+            "  <dryRun>true</dryRun>",
+            '  <edits>[{"oldText": "x", "newText": "y"}]</edits>',
+            "  <limit> 50 </limit>",
+            "</parameters>"
+          ].join("\n")
+        )
+      )
+      assert.deepStrictEqual(elements.steps[0]!.args, {
+        path: "notes/a b.md",
+        content: "line one\n  line two",
+        dryRun: true,
+        edits: [{ oldText: "x", newText: "y" }],
+        limit: 50
+      })
+      // Names of one form, arguments of the other, and no arguments at all.
+      assert.deepStrictEqual(
+        right(Parse.toolUse('<name>world.tools.git.log</name><parameters>{"limit": 3}</parameters>')).steps[0]!.args,
+        { limit: 3 }
+      )
+      assert.deepStrictEqual(right(Parse.toolUse("<tool_name>world.tools.git.status</tool_name>")).steps[0]!.args, {})
+    })
+
     it("keeps the body raw: markup inside a JSON string is an argument, entities are not decoded", () => {
       const inv = right(
         Parse.toolUse('<name>world.tools.file.write</name><input>{"content": "<input>&lt;b&gt;</input>"}</input>')
@@ -151,7 +191,11 @@ describe("Parse", () => {
         "",
         '<input>{"path": "a"}</input><name>world.tools.file.read</name>',
         "text <name>world.tools.file.read</name>",
-        "<name>world.tools.file.read</name><parameters>{}</parameters>",
+        "<name>world.tools.file.read</name><parameters>{}</input>",
+        "<name>world.tools.file.read</name><arguments>{}</arguments>",
+        "<tool_name>world.tools.file.read</name>",
+        "<tool_name>world.tools.file.read</tool_name><parameters><path>a</path> loose text</parameters>",
+        "<tool_name>world.tools.file.read</tool_name><parameters><path>a</path><path>b</path></parameters>",
         "<name>world.tools.file.read</name><input>{}</input> trailing",
         "<name>world.tools.file.read</name><input>{path: a}</input>",
         "<name>world.tools.file.read</name><input>[1]</input>",

@@ -74,7 +74,7 @@ describe("Render", () => {
       assert.strictEqual(Render.result("world.tools.file.read", empty, audience), "docs/tools.md: empty file")
     })
 
-    it("grep: matches grouped by file, ripgrep's N:match and N-context, -- between groups", () => {
+    it("grep: matches grouped by file, ripgrep's N:C:match (line, column) and N-context, -- between groups", () => {
       const output = {
         mode: "content",
         totalMatches: 3,
@@ -86,15 +86,16 @@ describe("Render", () => {
             matches: [
               {
                 line: 2,
+                column: 4,
                 text: "// TODO one",
                 before: [{ line: 1, text: "import x" }],
                 after: [{ line: 3, text: "// TODO two" }]
               },
-              { line: 3, text: "// TODO two", before: [{ line: 2, text: "// TODO one" }], after: [] },
-              { line: 9, text: "// TODO far", before: [], after: [] }
+              { line: 3, column: 4, text: "// TODO two", before: [{ line: 2, text: "// TODO one" }], after: [] },
+              { line: 9, column: 4, text: "// TODO far", before: [], after: [] }
             ]
           },
-          { path: "src/b.ts", matches: [{ line: 1, text: "TODO", before: [], after: [] }] }
+          { path: "src/b.ts", matches: [{ line: 1, column: 1, text: "TODO", before: [], after: [] }] }
         ]
       }
       assert.strictEqual(
@@ -103,13 +104,13 @@ describe("Render", () => {
           "3 matches in 2 files",
           "src/a.ts",
           "1-import x",
-          "2:// TODO one",
-          "3:// TODO two",
+          "2:4:// TODO one",
+          "3:4:// TODO two",
           "--",
-          "9:// TODO far",
+          "9:4:// TODO far",
           "",
           "src/b.ts",
-          "1:TODO"
+          "1:1:TODO"
         ].join("\n")
       )
     })

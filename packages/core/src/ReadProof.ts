@@ -456,6 +456,15 @@ export const covers = (proof: ReadProof, start: number, end: number): boolean =>
 export const isFresh = (proof: ReadProof, now: number, maxAgeMillis: number): boolean =>
   now - proof.issuedAt <= maxAgeMillis
 
+/** A duration in its largest whole unit, for a message. */
+const humanAge = (millis: number): string => {
+  const s = Math.floor(millis / 1000)
+  if (s < 120) return `${s} s`
+  if (s < 7200) return `${Math.floor(s / 60)} min`
+  if (s < 172_800) return `${Math.floor(s / 3600)} h`
+  return `${Math.floor(s / 86_400)} days`
+}
+
 /**
  * Why a proof was not accepted: the file changed or was deleted since it was
  * read, it was never read, the proof is forged or for another file, too old,
@@ -475,7 +484,10 @@ export class ProofRejected extends Schema.TaggedError<ProofRejected>()("ProofRej
     "expired",
     "not-covering",
     "partial"
-  ])
+  ]),
+  /** For `expired`: how old the proof was, and the server's bound, in milliseconds. */
+  ageMillis: Schema.optionalKey(Schema.Number),
+  maxAgeMillis: Schema.optionalKey(Schema.Number)
 }) {
   static readonly kind: Kind = "conflict"
   override get message(): string {
@@ -486,7 +498,10 @@ export class ProofRejected extends Schema.TaggedError<ProofRejected>()("ProofRej
       "never-read": `${p} exists and you have not read it. Read it first (file.read returns a proof), then retry with that proof.`,
       invalid: `The proof for ${p} is not valid (forged, altered or from another server). Read the file again and use the proof it returns.`,
       "other-file": `The proof given is for another file, not ${p}. Use the proof returned by reading ${p}.`,
-      expired: `The proof for ${p} is too old. Read the file again and retry.`,
+      expired:
+        this.ageMillis !== undefined && this.maxAgeMillis !== undefined
+          ? `The proof for ${p} was issued ${humanAge(this.ageMillis)} ago, past this server's bound of ${humanAge(this.maxAgeMillis)} for a proof. Read the file again and retry with the new proof.`
+          : `The proof for ${p} is too old. Read the file again and retry.`,
       "not-covering": `The proof for ${p} does not cover the text you edit. Read the lines you edit (or the whole file), then retry.`,
       partial: `Overwriting ${p} needs a proof of the whole file, and yours covers only some lines. Read the whole file, then retry.`
     }

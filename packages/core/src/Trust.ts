@@ -133,6 +133,8 @@ export interface ApprovalRequest {
   readonly detail: string
   /** What the call would change, as a unified diff, when the host could get it cheaply (a dry run); for the person who approves. */
   readonly preview?: string | undefined
+  /** The id the host stored the request under, when it keeps requests: it can be answered elsewhere, and later. */
+  readonly id?: string | undefined
 }
 
 /**

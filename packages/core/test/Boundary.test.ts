@@ -129,6 +129,31 @@ describe("Boundary", () => {
       }).pipe(Effect.provide(Trust.grant(0)))
     )
 
+    it.effect("a tool that takes startLine and endLine is offered them for a model's from/to and start_line", () =>
+      Effect.gen(function* () {
+        const ranged = Tool.make({
+          name: "file.read",
+          description: "Reads a file.",
+          input: Schema.Struct({
+            path: Schema.String,
+            offset: Schema.optionalKey(Schema.Int),
+            limit: Schema.optionalKey(Schema.Int),
+            startLine: Schema.optionalKey(Schema.Int),
+            endLine: Schema.optionalKey(Schema.Int)
+          }),
+          output: Schema.String,
+          failure: Schema.Never,
+          run: ({ path }) => Effect.succeed(path)
+        })
+        const words = yield* Effect.flip(Boundary.decodeInput(ranged, { path: "a", from: 1, to: 2 }))
+        assert.include(words.message, "Did you mean startLine (for from), endLine (for to)?")
+        const snake = yield* Effect.flip(Boundary.decodeInput(ranged, { path: "a", start_line: 1, end_line: 2 }))
+        assert.include(snake.message, "Did you mean startLine (for start_line), endLine (for end_line)?")
+        const count = yield* Effect.flip(Boundary.decodeInput(ranged, { path: "a", maxLines: 5 }))
+        assert.include(count.message, "Did you mean limit (for maxLines)?")
+      })
+    )
+
     it.effect("respellings and typos are suggested; a key the input already has is not", () =>
       Effect.gen(function* () {
         const typo = yield* Effect.flip(Boundary.decodeInput(reader, { path: "a", limt: 3, file_path: "b" }))

@@ -51,17 +51,19 @@ import { existsSync } from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 import { Secrets } from "@ugent/core"
-import { Context, Effect, Layer } from "effect"
+import { Context, Duration, Effect, Layer } from "effect"
 import {
   type Change,
   defaultOptions as checkpointDefaults,
   storeOf,
   type Version
 } from "./internal/workspace/checkpoints.ts"
+import { ApprovedFiles } from "./internal/workspace/approved.ts"
 import {
   AlreadyExists,
   BinaryFile,
   BlockedPath,
+  ChangedSinceApproval,
   CheckpointRefused,
   ConcurrentChange,
   FileKind,
@@ -97,6 +99,23 @@ import {
 } from "./internal/workspace/write.ts"
 
 export {
+  /**
+   * The bytes a person approved the running call against, by file (relative
+   * to the root; `null`: absent). Every write checks it under the file's lock,
+   * just before its rename, and refuses with `ChangedSinceApproval` when the
+   * file holds other bytes. The road sets it for an approved call.
+   *
+   * @category services
+   * @since 0.2.0
+   */
+  ApprovedFiles,
+  /**
+   * A file an approved call writes changed since the approval: nothing was written.
+   *
+   * @category errors
+   * @since 0.2.0
+   */
+  ChangedSinceApproval,
   /**
    * A write that must create found the file there.
    *
@@ -464,6 +483,8 @@ export interface WorkspaceShape {
   /** Canonical real path of the root. */
   readonly root: string
   readonly policy: Policy
+  /** How long a read proof is accepted after it was issued (the second fence after its hash; `Infinity`: no bound). */
+  readonly proofMaxAgeMillis: number
   /** Resolves a path that must exist; `expect` (default `any`) refuses the wrong kind. */
   readonly resolve: (
     path: string,
@@ -552,7 +573,23 @@ export interface Options {
    * none by default. See `Checkpoints`.
    */
   readonly checkpoints?: Checkpoints.Options | undefined
+  /**
+   * How long a read proof is accepted after it was issued, a fence after its
+   * hash (default {@link defaultProofMaxAge}, 24 hours); `false` for none. A
+   * write with an older proof is refused (`ProofRejected`, `expired`): read again.
+   */
+  readonly proofMaxAge?: Duration.Input | false | undefined
 }
+
+/**
+ * How long a read proof is accepted by default: a day. The hash decides
+ * whether the file is as it was read; the bound retires a token long
+ * forgotten in a log or a transcript.
+ *
+ * @category constants
+ * @since 0.2.0
+ */
+export const defaultProofMaxAge: Duration.Duration = Duration.hours(24)
 
 /**
  * Builds a workspace over an existing directory.
@@ -662,6 +699,10 @@ export const make = (options: Options): Effect.Effect<WorkspaceShape, NotFound |
     return {
       root,
       policy,
+      proofMaxAgeMillis:
+        options.proofMaxAge === false
+          ? Number.POSITIVE_INFINITY
+          : Duration.toMillis(Duration.fromInputUnsafe(options.proofMaxAge ?? defaultProofMaxAge)),
       resolve: (p, o) => resolveExisting(jail, p, o?.expect ?? "any"),
       resolveForWrite: (p) => resolveWrite(jail, p),
       resolveEntry: (p) => resolveEntryImpl(jail, p),

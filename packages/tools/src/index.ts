@@ -19,8 +19,14 @@ export * as List from "./file/List.ts"
 export * as Read from "./file/Read.ts"
 /** @since 0.1.0 */
 export * as Write from "./file/Write.ts"
+/** @since 0.2.0 */
+export * as GitAdd from "./git/Add.ts"
 /** @since 0.1.0 */
 export * as GitBlame from "./git/Blame.ts"
+/** @since 0.2.0 */
+export * as GitBranch from "./git/Branch.ts"
+/** @since 0.2.0 */
+export * as GitCommit from "./git/Commit.ts"
 /** @since 0.1.0 */
 export * as GitDiff from "./git/Diff.ts"
 /** @since 0.1.0 */
@@ -31,8 +37,12 @@ export * as GitError from "./git/GitError.ts"
 export * as GitLog from "./git/Log.ts"
 /** @since 0.1.0 */
 export * as GitShow from "./git/Show.ts"
+/** @since 0.2.0 */
+export * as GitStash from "./git/Stash.ts"
 /** @since 0.1.0 */
 export * as GitStatus from "./git/Status.ts"
+/** @since 0.2.0 */
+export * as GitSwitch from "./git/Switch.ts"
 /** @since 0.1.0 */
 export * as Grep from "./search/Grep.ts"
 /** @since 0.2.0 */

@@ -24,8 +24,8 @@ import * as internal from "./internal/auditAnalytics.ts"
 import * as model from "./internal/auditModel.ts"
 import * as sqlStore from "./internal/sql/auditStore.ts"
 import * as databases from "./internal/sql/databases.ts"
+import type { PgOptions, SqliteOptions } from "./internal/sql/databases.ts"
 import type { StoreError } from "./StoreError.ts"
-import type { PgOptions, SqliteOptions } from "./Stores.ts"
 
 /**
  * Whether an entry was written before the call or after it.
@@ -159,8 +159,37 @@ export const AuditTotals: typeof model.AuditTotals = model.AuditTotals
 export type AuditTotals = model.AuditTotals
 
 /**
+ * One observer's calls of one tool: a row of the persona × tool table.
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
+export const ObserverToolStats: typeof model.ObserverToolStats = model.ObserverToolStats
+
+/**
+ * @category models
+ * @since 0.2.0
+ */
+export type ObserverToolStats = model.ObserverToolStats
+
+/**
+ * The failures of one error (tag and kind): how many, and when the latest was.
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
+export const FailureCount: typeof model.FailureCount = model.FailureCount
+
+/**
+ * @category models
+ * @since 0.2.0
+ */
+export type FailureCount = model.FailureCount
+
+/**
  * Analytics of a window: per tool and per observer (each sorted by key),
- * refusals by reason (most frequent first, then by reason), and the totals.
+ * refusals by reason (most frequent first, then by reason), each observer's
+ * calls of each tool, every failure grouped by its error, and the totals.
  *
  * @category schemas
  * @since 0.1.0

@@ -24,11 +24,12 @@ import { ReadProof, type ToolError } from "@ugent/core"
 import { Context, Duration, Effect, Layer, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
 import * as model from "./internal/memoryModel.ts"
+import { MemoryEntry, MemoryInfo } from "./internal/memoryModel.ts"
 import { countLines, sliceChars, sliceLines } from "./internal/memoryText.ts"
 import * as databases from "./internal/sql/databases.ts"
+import type { PgOptions, SqliteOptions } from "./internal/sql/databases.ts"
 import * as sqlStore from "./internal/sql/memoryStore.ts"
 import type { StoreError } from "./StoreError.ts"
-import type { PgOptions, SqliteOptions } from "./Stores.ts"
 
 /**
  * Whether the stored content was given as text or as JSON.
@@ -36,13 +37,7 @@ import type { PgOptions, SqliteOptions } from "./Stores.ts"
  * @category schemas
  * @since 0.1.0
  */
-export const MemoryKind: typeof model.MemoryKind = model.MemoryKind
-
-/**
- * @category models
- * @since 0.1.0
- */
-export type MemoryKind = model.MemoryKind
+export { MemoryKind } from "./internal/memoryModel.ts"
 
 /**
  * What is known of an entry without reading its content. `size` counts
@@ -54,13 +49,7 @@ export type MemoryKind = model.MemoryKind
  * @category schemas
  * @since 0.1.0
  */
-export const MemoryInfo: typeof model.MemoryInfo = model.MemoryInfo
-
-/**
- * @category models
- * @since 0.1.0
- */
-export type MemoryInfo = model.MemoryInfo
+export { MemoryInfo } from "./internal/memoryModel.ts"
 
 /**
  * An entry with its full content.
@@ -68,13 +57,7 @@ export type MemoryInfo = model.MemoryInfo
  * @category schemas
  * @since 0.1.0
  */
-export const MemoryEntry: typeof model.MemoryEntry = model.MemoryEntry
-
-/**
- * @category models
- * @since 0.1.0
- */
-export type MemoryEntry = model.MemoryEntry
+export { MemoryEntry } from "./internal/memoryModel.ts"
 
 /**
  * A character range of an entry: `content` is `length` characters from

@@ -493,7 +493,11 @@ export type TextVerdict =
  * (`System.family({ textPolicy: Sandboxed.textPolicy({ allow: "all" }) })`
  * in `@ugent/tools`). ADVISORY: it catches the plain spellings of denied
  * commands with a message a model can act on; a re-spelled command gets past
- * it, and only an operating-system sandbox contains that.
+ * it, and only an operating-system sandbox contains that. With a sandbox
+ * behind it (`where.sandboxed`), it refuses only those named patterns: text
+ * it cannot read (`./build.sh`, `CMD=ls; $CMD`, a `case`, a `cd` out of the
+ * workspace) runs, contained by the sandbox; with none behind it, that text is
+ * refused too.
  *
  * **Example** (The denied patterns, with every program allowed)
  * ```ts
@@ -504,6 +508,8 @@ export type TextVerdict =
  * // => true
  * console.log(policy("git push --force origin main", where))
  * // => { ok: false, rule: 'git', detail: 'it force-pushes to main', subcommand: 'git push --force origin main' }
+ * console.log(policy("./build.sh", { ...where, sandboxed: true }).ok, policy("./build.sh", where).ok)
+ * // => true false
  * ```
  *
  * @category policy
@@ -512,11 +518,16 @@ export type TextVerdict =
 export const textPolicy = (options?: {
   readonly allow?: ReadonlyArray<string> | "all" | undefined
   readonly rules?: ReadonlyArray<DenyRule> | undefined
-}): ((command: string, where: { readonly root: string; readonly cwd: string }) => TextVerdict) => {
+}): ((
+  command: string,
+  where: { readonly root: string; readonly cwd: string; readonly sandboxed?: boolean | undefined }
+) => TextVerdict) => {
   const allow = options?.allow === "all" ? "all" : new Set(options?.allow ?? defaultAllowedCommands)
   const rules = options?.rules ?? []
   return (command, where) => {
-    const verdict = vet(command, { allow, rules, root: where.root, cwd: where.cwd })
+    // In front of a sandbox, what the policy cannot read runs there; only the named refusals stay.
+    const unreadable = where.sandboxed === true ? "run" : "refuse"
+    const verdict = vet(command, { allow, rules, root: where.root, cwd: where.cwd, unreadable })
     return verdict.ok
       ? { ok: true }
       : { ok: false, rule: verdict.rule, detail: verdict.detail, subcommand: verdict.subcommand }

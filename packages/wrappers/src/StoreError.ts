@@ -15,7 +15,7 @@ import { Schema } from "effect"
  * @category models
  * @since 0.1.0
  */
-export const StoreName = Schema.Literals(["trace", "audit", "memory"])
+export const StoreName = Schema.Literals(["trace", "audit", "memory", "approvals"])
 
 /**
  * @category models

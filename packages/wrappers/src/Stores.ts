@@ -8,12 +8,14 @@
  *
  * @since 0.1.0
  */
-import type { ConnectionOptions } from "node:tls"
-import { type Duration, Layer, type Redacted } from "effect"
+import { type Duration, Layer } from "effect"
 import { CircuitBreaker, KeyValueStore, RateLimiter, type Redis } from "effect/persistence"
 import type { SqlClient } from "effect/sql"
+import * as ApprovalStore from "./ApprovalStore.ts"
 import * as AuditStore from "./AuditStore.ts"
 import * as databases from "./internal/sql/databases.ts"
+import type { PgOptions, SqliteOptions } from "./internal/sql/databases.ts"
+import type { BatchOptions } from "./internal/sql/writeBehind.ts"
 import * as MemoryStore from "./MemoryStore.ts"
 import * as redis from "./internal/redis.ts"
 import type { StoreError } from "./StoreError.ts"
@@ -26,12 +28,7 @@ import * as TraceStore from "./TraceStore.ts"
  * @category models
  * @since 0.1.0
  */
-export interface SqliteOptions {
-  readonly filename?: string | undefined
-  readonly workspace?: string | undefined
-  /** How long a write waits for another process's lock, in milliseconds. Default 5000. */
-  readonly busyTimeoutMillis?: number | undefined
-}
+export type { SqliteOptions } from "./internal/sql/databases.ts"
 
 /**
  * How to reach PostgreSQL: a URL (`postgres://user:password@host:5432/db`)
@@ -44,22 +41,7 @@ export interface SqliteOptions {
  * @category models
  * @since 0.1.0
  */
-export interface PgOptions {
-  readonly url: string | Redacted.Redacted
-  readonly ssl?: boolean | ConnectionOptions | undefined
-  readonly connectTimeout?: Duration.Input | undefined
-  readonly keepAlive?: Duration.Input | undefined
-  readonly applicationName?: string | undefined
-  /** Session settings sent with every connection, e.g. `{ search_path: "agents" }`. */
-  readonly startupParameters?: Readonly<Record<string, string>> | undefined
-  readonly spanAttributes?: Record<string, unknown> | undefined
-  readonly maxConnections?: number | undefined
-  readonly minConnections?: number | undefined
-  readonly idleTimeout?: Duration.Input | undefined
-  readonly connectionTTL?: Duration.Input | undefined
-  /** Caches prepared statements (default true); turn off behind poolers that cannot keep them. */
-  readonly prepare?: boolean | undefined
-}
+export type { PgOptions } from "./internal/sql/databases.ts"
 
 /**
  * How the SQL trace store batches its writes.
@@ -67,14 +49,7 @@ export interface PgOptions {
  * @category models
  * @since 0.1.0
  */
-export interface BatchOptions {
-  /** Most records written by one transaction. Default 1000. */
-  readonly batchSize?: number | undefined
-  /** How long the writer waits for more records before writing a partial batch. Default 50 ms (a busy agent's calls then share one commit). */
-  readonly lingerMillis?: number | undefined
-  /** Pending records past which `append` writes the backlog itself. Default 50,000. */
-  readonly maxPending?: number | undefined
-}
+export type { BatchOptions } from "./internal/sql/writeBehind.ts"
 
 /**
  * What the trace store keeps (`traces`: payloads and retention, see
@@ -92,7 +67,8 @@ export interface StoreOptions extends BatchOptions {
 }
 
 /**
- * The stores: traces, audit records, working memory, and a key-value store
+ * The stores: traces, audit records, working memory, approval requests
+ * (`ApprovalStore`, shared by every server on one database), and a key-value store
  * for caches (`effect/persistence`'s `KeyValueStore`, in the table
  * `ugent_kv` on SQL).
  *
@@ -103,6 +79,7 @@ export type Stores =
   | TraceStore.TraceStore
   | AuditStore.AuditStore
   | MemoryStore.MemoryStore
+  | ApprovalStore.ApprovalStore
   | KeyValueStore.KeyValueStore
 
 /**
@@ -133,6 +110,7 @@ export const layerMemory = (options?: {
     TraceStore.layerMemory(options?.traces),
     AuditStore.layerMemory(),
     MemoryStore.layerMemory(options?.memory),
+    ApprovalStore.layerMemory(),
     KeyValueStore.layerMemory
   )
 
@@ -148,6 +126,7 @@ export const layerSql = (options?: StoreOptions): Layer.Layer<Stores, StoreError
     TraceStore.layerSql({ ...options, ...options?.traces }),
     AuditStore.layerSqlWith(options?.audit ?? {}),
     MemoryStore.layerSqlWith(options?.memory),
+    ApprovalStore.layerSql,
     KeyValueStore.layerSql({ table: "ugent_kv" })
   )
 

@@ -330,7 +330,7 @@ export const memoryRead: Tool.Tool<
 > = Tool.make({
   name: "memory.read",
   description:
-    "Reads a result kept in working memory by its id: the whole of it, a range of characters (offset, length) or of lines (line, lines).",
+    "Read a result kept in working memory by its id: whole, characters (offset, length) or lines (line, lines).",
   input: ReadInput,
   output: ReadOutput,
   failure: Schema.Union([MemoryNotFound, StoreError]),
@@ -399,7 +399,7 @@ export const memoryDelete: Tool.Tool<
   MemoryStore | Trust.L0
 > = Tool.make({
   name: "memory.delete",
-  description: "Forgets one of your results kept in working memory, by its id, now (it would expire anyway).",
+  description: "Forget a result kept in working memory, by its id.",
   input: Schema.Struct({ id: Schema.String }),
   output: Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) }),
   failure: Schema.Union([MemoryNotFound, StoreError]),
@@ -486,8 +486,7 @@ export const ListOutput = Schema.Struct({
 export const memoryList: Tool.Tool<typeof ListInput.Type, typeof ListOutput.Type, StoreError, MemoryStore | Trust.L0> =
   Tool.make({
     name: "memory.list",
-    description:
-      "Lists your results kept in working memory, newest first: id, tool, summary, size in characters and lines, when stored. Read one by its id with memory.read.",
+    description: "List your results kept in working memory, newest first: id, tool, summary, size, when stored.",
     input: ListInput,
     output: ListOutput,
     failure: StoreError,

@@ -18,13 +18,15 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
 import type { SqlClient } from "effect/sql"
 import * as databases from "./internal/sql/databases.ts"
+import type { PgOptions, SqliteOptions } from "./internal/sql/databases.ts"
+import type { BatchOptions } from "./internal/sql/writeBehind.ts"
+import type { Pruned, TraceOptions, TraceRecord, TraceStoreShape } from "./internal/traceModel.ts"
 import * as sqlStore from "./internal/sql/traceStore.ts"
 import * as payload from "./internal/tracePayload.ts"
 import type { StoreError } from "./StoreError.ts"
-import type { BatchOptions, PgOptions, SqliteOptions } from "./Stores.ts"
 
 /**
  * How a traced call ended.
@@ -32,13 +34,7 @@ import type { BatchOptions, PgOptions, SqliteOptions } from "./Stores.ts"
  * @category schemas
  * @since 0.1.0
  */
-export const TraceStatus = Schema.Literals(["success", "failure", "interrupted", "defect"])
-
-/**
- * @category models
- * @since 0.1.0
- */
-export type TraceStatus = typeof TraceStatus.Type
+export { TraceStatus } from "./internal/traceModel.ts"
 
 /**
  * What a store kept of a payload it cut to its head: the size in bytes of its
@@ -47,13 +43,7 @@ export type TraceStatus = typeof TraceStatus.Type
  * @category schemas
  * @since 0.2.0
  */
-export const Clipped = Schema.Struct({ size: Schema.Number, sha256: Schema.String })
-
-/**
- * @category models
- * @since 0.2.0
- */
-export type Clipped = typeof Clipped.Type
+export { Clipped } from "./internal/traceModel.ts"
 
 /**
  * One traced call. Times are epoch milliseconds; `input`, `output` and `error`
@@ -66,41 +56,7 @@ export type Clipped = typeof Clipped.Type
  * @category schemas
  * @since 0.1.0
  */
-export const TraceRecord = Schema.Struct({
-  id: Schema.String,
-  parentId: Schema.optionalKey(Schema.String),
-  rootId: Schema.String,
-  /** The tool's path or name: `"file.read"`, `"world.tools.file.read"`. */
-  path: Schema.String,
-  input: Schema.Json,
-  output: Schema.optionalKey(Schema.Json),
-  error: Schema.optionalKey(Schema.Json),
-  status: TraceStatus,
-  startedAt: Schema.Number,
-  durationMillis: Schema.Number,
-  /** The alternatives the caller considered (paths or names); may be empty. */
-  alternatives: Schema.Array(Schema.String),
-  observerId: Schema.optionalKey(Schema.String),
-  sessionId: Schema.optionalKey(Schema.String),
-  /** The client's own id of the call (Claude Code's tool-use id; Codex's thread and turn), to join its records with ours. */
-  clientCallId: Schema.optionalKey(Schema.String),
-  /** The server that served the call, in a room of several (`ugent serve --instance`). */
-  instance: Schema.optionalKey(Schema.String),
-  /** The payloads kept as their head only, each with its full size and hash. */
-  clipped: Schema.optionalKey(
-    Schema.Struct({
-      input: Schema.optionalKey(Clipped),
-      output: Schema.optionalKey(Clipped),
-      error: Schema.optionalKey(Clipped)
-    })
-  )
-})
-
-/**
- * @category models
- * @since 0.1.0
- */
-export type TraceRecord = typeof TraceRecord.Type
+export { TraceRecord } from "./internal/traceModel.ts"
 
 /**
  * What {@link TraceStoreShape.recent} returns: the newest records first,
@@ -109,10 +65,7 @@ export type TraceRecord = typeof TraceRecord.Type
  * @category models
  * @since 0.1.0
  */
-export interface RecentQuery {
-  readonly limit: number
-  readonly path?: string | undefined
-}
+export type { RecentQuery } from "./internal/traceModel.ts"
 
 /**
  * How long a trace store keeps records: those that started more than `maxAge`
@@ -125,10 +78,7 @@ export interface RecentQuery {
  * @category models
  * @since 0.2.0
  */
-export interface Retention {
-  readonly maxAge?: Duration.Input | undefined
-  readonly maxBytes?: number | undefined
-}
+export type { Retention } from "./internal/traceModel.ts"
 
 /**
  * What a trace store keeps. `payloads`: `"head"` (default) keeps a payload
@@ -142,11 +92,7 @@ export interface Retention {
  * @category models
  * @since 0.2.0
  */
-export interface TraceOptions {
-  readonly payloads?: "head" | "full" | undefined
-  readonly headChars?: number | undefined
-  readonly retention?: Retention | false | undefined
-}
+export type { TraceOptions } from "./internal/traceModel.ts"
 
 /**
  * The defaults: heads of 1,536 characters, records kept 7 days and up to 200 MB.
@@ -166,10 +112,7 @@ export const defaults: {
  * @category models
  * @since 0.2.0
  */
-export interface Pruned {
-  readonly byAge: number
-  readonly bySize: number
-}
+export type { Pruned } from "./internal/traceModel.ts"
 
 /**
  * The operations of a trace store. Lists come back in a fixed order on every
@@ -179,24 +122,7 @@ export interface Pruned {
  * @category models
  * @since 0.1.0
  */
-export interface TraceStoreShape {
-  /**
-   * Stores records. A record whose id is already stored is ignored (the first
-   * write wins). A batching backend may write them later, but always before
-   * its scope closes.
-   */
-  readonly append: (records: ReadonlyArray<TraceRecord>) => Effect.Effect<void, StoreError>
-  /** Waits until every record appended so far is written. */
-  readonly flush: Effect.Effect<void, StoreError>
-  readonly get: (id: string) => Effect.Effect<Option.Option<TraceRecord>, StoreError>
-  /** The calls made directly under `id`. */
-  readonly children: (id: string) => Effect.Effect<ReadonlyArray<TraceRecord>, StoreError>
-  /** Every call of the tree rooted at `rootId`, the root included. */
-  readonly byRoot: (rootId: string) => Effect.Effect<ReadonlyArray<TraceRecord>, StoreError>
-  readonly recent: (query: RecentQuery) => Effect.Effect<ReadonlyArray<TraceRecord>, StoreError>
-  /** Applies the retention now (the store also does on its own): removes what is too old, then the oldest past the size. */
-  readonly prune: Effect.Effect<Pruned, StoreError>
-}
+export type { TraceStoreShape } from "./internal/traceModel.ts"
 
 /**
  * The trace store service.

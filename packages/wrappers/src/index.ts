@@ -9,6 +9,8 @@
 
 /** @since 0.1.0 */
 export { Audited, type AuditedOptions } from "./Audited.ts"
+/** @since 0.2.0 */
+export * as ApprovalStore from "./ApprovalStore.ts"
 /** @since 0.1.0 */
 export * as AuditStore from "./AuditStore.ts"
 /** @since 0.1.0 */

@@ -22,7 +22,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { ToolError, Trust } from "@ugent/core"
 import { Sandbox } from "@ugent/tools"
-import { AuditStore, type TraceStore } from "@ugent/wrappers"
+import { ApprovalStore, AuditStore, TraceStore } from "@ugent/wrappers"
 import {
   Cause,
   Console,
@@ -41,6 +41,8 @@ import {
 import { Argument, CliError, CliOutput, Command, Flag } from "effect/cli"
 import { type AiError, LanguageModel } from "effect/ai"
 import * as Agent from "../Agent.ts"
+import * as AgentRuns from "../AgentRuns.ts"
+import * as Callers from "../Callers.ts"
 import * as Catalog from "../Catalog.ts"
 import * as Families from "../Families.ts"
 import * as Human from "../Human.ts"
@@ -238,6 +240,12 @@ const common = {
     ),
     Flag.optional
   ),
+  proofMaxAge: Flag.String("proof-max-age").pipe(
+    Flag.withDescription(
+      "How long a read proof is accepted after the read, e.g. 30min, 2h (default 24h; off: no bound); an older one is refused with a message to read again"
+    ),
+    Flag.optional
+  ),
   budget: Flag.Int("budget").pipe(
     Flag.withDescription(
       "The largest result returned whole, in estimated tokens (default 25000); a larger one goes to working memory"
@@ -285,6 +293,7 @@ type Common = {
   readonly timeout: Option.Option<string>
   readonly loop: Option.Option<string>
   readonly budget: Option.Option<number>
+  readonly proofMaxAge: Option.Option<string>
   readonly shellNetwork: boolean
   readonly unsandboxed: boolean
   readonly sandboxUser: Option.Option<string>
@@ -369,12 +378,12 @@ const toolLimitsFlag = (value: Option.Option<string>) =>
     return out
   })
 
-const durationFlag = (value: Option.Option<string>) => {
+const durationFlag = (value: Option.Option<string>, flag = "timeout") => {
   if (Option.isNone(value)) return Effect.succeed(undefined)
   const m = /^(\d+(?:\.\d+)?)\s*(ms|s|sec|seconds?|m|min|minutes?|h|hours?)?$/.exec(value.value.trim())
   if (m === null) {
     return Effect.fail(
-      new UsageError({ problem: `--timeout ${value.value} is not a duration: write it as 30s or 2min.` })
+      new UsageError({ problem: `--${flag} ${value.value} is not a duration: write it as 30s or 2min.` })
     )
   }
   const unit = m[2] ?? "s"
@@ -515,7 +524,11 @@ export const setupOf = (
       shellNetwork: flags.shellNetwork ? true : undefined,
       unsandboxed: flags.unsandboxed ? Sandbox.unsandboxedConsent : undefined,
       sandboxUser: yield* sandboxUserFlag(flags.sandboxUser),
-      proofKey: defaults.proofKey ? "workspace" : undefined
+      proofKey: defaults.proofKey ? "workspace" : undefined,
+      proofMaxAge:
+        Option.isSome(flags.proofMaxAge) && flags.proofMaxAge.value.trim() === "off"
+          ? (false as const)
+          : yield* durationFlag(flags.proofMaxAge, "proof-max-age")
     }
   })
 
@@ -922,6 +935,29 @@ const roomOf = (
   })
 }
 
+/** A callers file and the flags that would silently override it, or a shell no caller's level may have. */
+const callersFit = (callers: ReadonlyArray<Callers.Configured>, options: Server.Options) =>
+  Effect.gen(function* () {
+    const own = (key: "rateLimits" | "resultBudgetTokens") =>
+      callers.filter((c) => c.recipe[key] !== undefined && c.recipe[key] !== options.recipe?.[key]).map((c) => c.id)
+    if (options.limits?.caller !== undefined && own("rateLimits").length > 0) {
+      return yield* new UsageError({
+        problem: `--rate-caller would override the rate limits of ${own("rateLimits").join(", ")} in the callers file: give each caller its limits in the file, or drop the flag.`
+      })
+    }
+    if (options.budgetTokens !== undefined && own("resultBudgetTokens").length > 0) {
+      return yield* new UsageError({
+        problem: `--budget would override the result budget of ${own("resultBudgetTokens").join(", ")} in the callers file: give each caller its budget in the file, or drop the flag.`
+      })
+    }
+    const below = callers.filter((c) => c.trust !== 3).map((c) => c.id)
+    if (options.unsandboxed !== undefined && below.length > 0) {
+      return yield* new UsageError({
+        problem: `An unsandboxed shell is served only to L3 callers, and ${below.join(", ")} are not L3.`
+      })
+    }
+  })
+
 const serve = Command.make(
   "serve",
   {
@@ -943,6 +979,12 @@ const serve = Command.make(
       Flag.withDescription("This server's name in the audit and traces (default <host>-<pid>)"),
       Flag.optional
     ),
+    callers: Flag.String("callers").pipe(
+      Flag.withDescription(
+        "A callers file (JSON): several callers on this server, each named by its own bearer token (stored as its SHA-256, or read from an environment variable or a file), each with its trust level, recipe, rate limits and result budget"
+      ),
+      Flag.optional
+    ),
     outputSchemas,
     ...common
   },
@@ -950,8 +992,14 @@ const serve = Command.make(
     Effect.gen(function* () {
       const setup = yield* setupOf(flags, { stores: "sqlite", proofKey: true, profile: "team" })
       const options = { ...setup, ...(yield* roomOf(flags, setup)) }
+      const callers = Option.isSome(flags.callers)
+        ? yield* Callers.load(resolve(flags.callers.value), { base: options.recipe }).pipe(
+            Effect.mapError((e) => new UsageError({ problem: e.message }))
+          )
+        : undefined
+      if (callers !== undefined) yield* callersFit(callers, options)
       const [Http, Mcp, HttpServer] = yield* Effect.all([loadHttp, loadMcp, loadHttpServer])
-      if (!Http.isLoopback(flags.host) && process.env.UGENT_TOKEN === undefined) {
+      if (!Http.isLoopback(flags.host) && process.env.UGENT_TOKEN === undefined && callers === undefined) {
         yield* Console.error(
           `ugent: warning: ${flags.host} is not a loopback address; whoever reaches it calls as "${options.observerId}" at L${options.trust} (set UGENT_TOKEN to require a token).`
         )
@@ -959,7 +1007,7 @@ const serve = Command.make(
       const token = process.env.UGENT_TOKEN === "" ? undefined : process.env.UGENT_TOKEN
       const approverToken = process.env.UGENT_APPROVER_TOKEN === "" ? undefined : process.env.UGENT_APPROVER_TOKEN
       const app = Http.serve(
-        { ...options, port: flags.port, host: flags.host, token, approverToken },
+        { ...options, port: flags.port, host: flags.host, token, approverToken, callers },
         Mcp.layerHttp({ path: "/mcp", askPending: approverToken !== undefined, outputSchemas: flags.outputSchemas })
       )
       yield* Effect.scoped(
@@ -972,6 +1020,12 @@ const serve = Command.make(
           if (options.room !== undefined) {
             yield* Console.error(
               `ugent: instance ${options.instance} of the room ${options.room}: sessions are kept in Redis${typeof options.stores === "object" ? ", records in PostgreSQL" : "; give --stores postgres://… to share audit, traces, tasks and working memory"}`
+            )
+          }
+          // Who may call, by id and level: a token is never printed.
+          if (callers !== undefined) {
+            yield* Console.error(
+              `ugent: callers by their tokens: ${callers.map((c) => `${c.id} (L${c.trust}${c.recipe.rateLimits?.perMinute !== undefined ? `, ${c.recipe.rateLimits.perMinute}/min` : ""}${c.root !== undefined && c.root !== options.root ? `, project ${c.root}` : ""})`).join(", ")}${token === undefined ? "; every request needs a caller's token" : ""}`
             )
           }
           const settings = Profile.settings(options.recipe ?? {}, Server.overridesOf(options), "team")
@@ -1004,24 +1058,15 @@ const clipped = (s: string, n: number) => {
   return one.length > n ? `${one.slice(0, n)}…` : one
 }
 
-/** A call's outcome in a few words: the result's summary or start, or the failure. */
-const outcomeLine = (call: Agent.Call): string => {
-  const o = call.outcome
-  if (o === undefined) return "not run"
-  if (!o.ok) return `${o.error._tag}: ${clipped(firstSentence(o.error.message), 160)}`
-  const r = o.result as { readonly overBudget?: unknown; readonly summary?: unknown } | undefined
-  if (r?.overBudget === true && typeof r.summary === "string") return `ok, over budget: ${clipped(r.summary, 160)}`
-  return `ok: ${clipped(JSON.stringify(o.result) ?? "", 160)}`
-}
-
+/** A step as the documents show it: `Step 3/5 (id, time)`, then each call with its size or failure and time. */
 const printStep = (step: Agent.Step) =>
   Effect.gen(function* () {
-    if (step.calls.length > 0 && step.text.trim() !== "")
-      yield* Console.error(`ugent: step ${step.index}: ${clipped(step.text, 200)}`)
+    const said = step.text.trim() === "" ? "" : `: ${clipped(step.text, 200)}`
+    yield* Console.error(`ugent: ${Agent.stepHeading(step)}${said}`)
     for (const call of step.calls) {
-      yield* Console.error(
-        `ugent: step ${step.index}: ${clipped(Agent.describeCall(call), 160)} → ${outcomeLine(call)}`
-      )
+      const o = call.outcome
+      const why = o !== undefined && !o.ok ? `: ${clipped(firstSentence(o.error.message), 160)}` : ""
+      yield* Console.error(`ugent:   ${Agent.callLine(call)}${why}`)
     }
   })
 
@@ -1035,7 +1080,9 @@ const transcriptOf = (result: Agent.Result) => ({
   usage: result.usage,
   durationMillis: result.durationMillis,
   steps: result.steps.map((s) => ({
+    id: s.id,
     index: s.index,
+    of: s.of,
     text: s.text,
     finishReason: s.finishReason,
     usage: s.usage,
@@ -1045,7 +1092,9 @@ const transcriptOf = (result: Agent.Result) => ({
       name: c.name,
       path: c.path ?? null,
       input: c.input,
-      outcome: c.outcome ?? null
+      outcome: c.outcome ?? null,
+      ...(c.durationMillis !== undefined ? { durationMillis: c.durationMillis } : {}),
+      ...(c.resultBytes !== undefined ? { resultBytes: c.resultBytes } : {})
     }))
   }))
 })
@@ -1053,7 +1102,14 @@ const transcriptOf = (result: Agent.Result) => ({
 const agent = Command.make(
   "agent",
   {
-    task: Argument.String("task").pipe(Argument.withDescription("The task, in words")),
+    task: Argument.String("task").pipe(
+      Argument.withDescription("The task, in words (with --resume: what to tell the run, optional)"),
+      Argument.optional
+    ),
+    resume: Flag.String("resume").pipe(
+      Flag.withDescription("Go on with a run that waited on approvals (its id, as ugent agent printed it)"),
+      Flag.optional
+    ),
     steps: Flag.Int("steps").pipe(
       Flag.withDescription("The most steps (model responses, each with the calls it asks for); default 10"),
       Flag.withDefault(Agent.defaults.maxSteps)
@@ -1085,10 +1141,21 @@ const agent = Command.make(
         { ...flags, timeout: Option.none() },
         { stores: "sqlite", proofKey: true, profile: "local" }
       )
+      const resumed = Option.isSome(flags.resume)
+        ? yield* AgentRuns.load(setup.root, flags.resume.value).pipe(
+            Effect.mapError((e) => new UsageError({ problem: e.message }))
+          )
+        : undefined
+      if (resumed === undefined && Option.isNone(flags.task)) {
+        return yield* new UsageError({ problem: "No task: give one in words, or --resume <run> to go on with one." })
+      }
       const result = yield* onRoadWithModel(
         setup,
         Agent.run({
-          prompt: flags.task,
+          prompt:
+            resumed === undefined
+              ? Option.getOrThrow(flags.task)
+              : AgentRuns.resumePrompt(resumed, Option.getOrUndefined(flags.task)),
           maxSteps: flags.steps,
           maxTokens: Option.getOrUndefined(flags.maxTokens),
           timeout,
@@ -1103,7 +1170,15 @@ const agent = Command.make(
         return yield* new CallFailed({ path: "agent", tag: "AiError" })
       }
       const run = result.value
-      if (flags.json) yield* printJson(transcriptOf(run))
+      // A run whose calls wait on a person is kept, so it can go on once they answer.
+      const pending = AgentRuns.pendingOf(run)
+      const waiting = pending.length === 0 ? undefined : yield* AgentRuns.store(setup.root, run, pending)
+      if (waiting !== undefined && !flags.json) {
+        yield* Console.error(
+          `ugent: the run waits on ${pending.join(", ")}: answer with \`ugent approve ${pending.length === 1 ? pending[0] : "<id>"}\` (or --deny), then go on with \`ugent agent --resume ${waiting}\`.`
+        )
+      }
+      if (flags.json) yield* printJson({ ...transcriptOf(run), ...(waiting === undefined ? {} : { waiting, pending }) })
       else if (run._tag === "Complete") yield* Console.log(run.text)
       else {
         if (run.text.trim() !== "") yield* Console.log(run.text)
@@ -1126,6 +1201,10 @@ const agent = Command.make(
     {
       command: `ugent agent "Fix the typo in README.md" --trust L1 --steps 6 --timeout 2min --json`,
       description: "Allowed to write with a read proof; the whole transcript as JSON"
+    },
+    {
+      command: "ugent approve ap-1234 && ugent agent --resume run-1a2b3c4d5e6f",
+      description: "Go on with a run that waited on an approval, once it is answered"
     }
   ])
 )
@@ -1156,23 +1235,141 @@ const stats = Command.make(
     Effect.gen(function* () {
       const since = yield* sinceFlag(flags.since)
       const options = yield* setupOf(flags, { stores: "sqlite", proofKey: false, profile: "local" })
-      const analytics = yield* onRoad(
+      // The latest calls, each with its result in a sentence and its size in tokens, as the audit has them, and the
+      // other calls its caller considered with it (ghost alternatives), as its trace has them.
+      const [analytics, after, traces] = yield* onRoad(
         options,
-        Effect.flatMap(AuditStore.AuditStore, (store) => store.analytics({ since })).pipe(
+        Effect.gen(function* () {
+          const audit = yield* AuditStore.AuditStore
+          const analytics = yield* audit.analytics({ since })
+          const after = (yield* audit.list({ since, limit: 40 })).filter((e) => e.phase === "after").slice(0, 10)
+          const store = yield* TraceStore.TraceStore
+          const traces = yield* Effect.forEach(after, (e) => Effect.map(store.get(e.callId), Option.getOrUndefined))
+          return [analytics, after, traces] as const
+        }).pipe(
           Effect.catch((e) => Effect.fail(startupProblem(e))),
           Effect.orDie
         )
       )
-      if (flags.json) return yield* printJson({ since: since ?? null, ...analytics })
-      yield* Console.log(renderStats(analytics))
+      const recent = after.map((e, i) => {
+        const alternatives = traces[i]?.alternatives ?? []
+        return alternatives.length > 0 ? { ...e, alternatives } : e
+      })
+      if (flags.json) return yield* printJson({ since: since ?? null, ...analytics, recent })
+      yield* Console.log(renderStats(analytics, recent))
     }).pipe(Effect.catchTag("UsageError", usage(flags.json)))
 ).pipe(
   Command.withDescription(
-    "The analytics of the audit store: calls, successes, refusals by reason, p50/p95 per path and per caller"
+    "The analytics of the audit store: calls, successes, refusals by reason, p50/p95 per path and per caller, each caller's calls of each path, failures grouped by error"
   )
 )
 
-const renderStats = (a: AuditStore.AuditAnalytics): string => {
+// ---------------------------------------------------------------------------
+// ugent approve: answer a stored approval request from the terminal
+// ---------------------------------------------------------------------------
+
+/** A stored request, as a person reads it before answering: id, who asks what, until when, and the change. */
+const renderApproval = (a: ApprovalStore.Approval): string =>
+  [
+    `${a.id}  ${a.tool}  asked by ${a.observerId}  ${a.status}, expires ${new Date(a.expiresAt).toISOString()}`,
+    `  ${a.arguments}`,
+    ...a.files.map((f) => `  ${f.path}: ${f.hash === null ? "absent" : `sha256 ${f.hash.slice(0, 16)}…`}`),
+    ...(a.preview === undefined
+      ? []
+      : a.preview
+          .replace(/\n+$/, "")
+          .split("\n")
+          .map((l) => `  ${l}`))
+  ].join("\n")
+
+type Answered =
+  | { readonly _tag: "Listed"; readonly pending: ReadonlyArray<ApprovalStore.Approval> }
+  | { readonly _tag: "Answered"; readonly approval: ApprovalStore.Approval }
+  | {
+      readonly _tag: "Refused"
+      readonly error: ApprovalStore.UnknownApproval | ApprovalStore.ApprovalExpired | ApprovalStore.AlreadyAnswered
+    }
+
+const approve = Command.make(
+  "approve",
+  {
+    id: Argument.String("id").pipe(
+      Argument.withDescription("The request's id (ap-…), as the refusal or GET /v1/pending names it"),
+      Argument.optional
+    ),
+    deny: Flag.Boolean("deny").pipe(Flag.withDescription("Refuse the request instead"), Flag.withDefault(false)),
+    ...common,
+    json
+  },
+  (flags) =>
+    Effect.gen(function* () {
+      const options = yield* setupOf(flags, { stores: "sqlite", proofKey: false, profile: "local" })
+      if (options.stores === "memory") {
+        return yield* new UsageError({
+          problem:
+            "--stores memory holds no request of another process: answer against the workspace's store (sqlite, the default) or the server's postgres:// URL."
+        })
+      }
+      const answered = yield* onRoad(
+        options,
+        Effect.gen(function* (): Effect.fn.Return<Answered, never, ApprovalStore.ApprovalStore> {
+          const store = yield* ApprovalStore.ApprovalStore
+          if (Option.isNone(flags.id))
+            return { _tag: "Listed", pending: yield* Effect.orDie(store.pending(Date.now())) }
+          const decision = flags.deny ? "denied" : "approved"
+          const result = yield* Effect.result(
+            store.answer(flags.id.value, decision, { channel: "cli", now: Date.now() })
+          )
+          if (result._tag === "Success") return { _tag: "Answered", approval: result.success }
+          if (result.failure._tag === "StoreError") return yield* Effect.die(result.failure)
+          return { _tag: "Refused", error: result.failure }
+        })
+      )
+      if (answered._tag === "Listed") {
+        if (flags.json) return yield* printJson({ pending: answered.pending })
+        if (answered.pending.length === 0) return yield* Console.log("No approval request is pending.")
+        for (const a of answered.pending) yield* Console.log(renderApproval(a))
+        return
+      }
+      if (answered._tag === "Refused") {
+        const error = answered.error
+        if (flags.json) yield* printJson({ ok: false, error: ToolError.toJson(error), kind: ToolError.kindOf(error) })
+        else yield* Console.error(`ugent: ${error._tag}: ${error.message}`)
+        return yield* new CallFailed({ path: "approve", tag: error._tag })
+      }
+      const a = answered.approval
+      if (flags.json) return yield* printJson({ ok: true, approval: a })
+      yield* Console.log(renderApproval(a))
+      yield* Console.log(
+        a.status === "approved"
+          ? `Approved. The same call (${a.tool} with these arguments) now runs once, if the files still hold these bytes.`
+          : "Denied. The call waiting on it is refused; made again, it is asked anew."
+      )
+    }).pipe(Effect.catchTag("UsageError", usage(flags.json)))
+).pipe(
+  Command.withDescription(
+    "Answer a stored approval request (the workspace's store, or --stores postgres://…), or list the pending ones"
+  ),
+  Command.withExamples([
+    { command: "ugent approve", description: "List the pending requests with their diffs" },
+    { command: "ugent approve ap-1234abcd-56ef", description: "Approve one" },
+    { command: "ugent approve ap-1234abcd-56ef --deny", description: "Refuse it" }
+  ])
+)
+
+const recentLine = (e: AuditStore.AuditEntry & { readonly alternatives?: ReadonlyArray<string> }): string => {
+  const outcome =
+    e.status === "success"
+      ? `${e.resultSummary ?? "ok"}${e.estimatedTokens !== undefined ? ` (~${e.estimatedTokens} tokens)` : ""}`
+      : `${e.error?.tag ?? "failed"}: ${clipped(firstSentence(e.error?.message ?? ""), 120)}`
+  const considered = e.alternatives === undefined ? "" : ` · also considered: ${e.alternatives.join(", ")}`
+  return `  ${new Date(e.at).toISOString()} ${e.observerId.padEnd(12)} ${e.path.padEnd(28)} ${clipped(e.inputSummary, 60).padEnd(30)} → ${outcome}${considered}`
+}
+
+const renderStats = (
+  a: AuditStore.AuditAnalytics,
+  recent: ReadonlyArray<AuditStore.AuditEntry & { readonly alternatives?: ReadonlyArray<string> }> = []
+): string => {
   const ms = (v: number | undefined) => (v === undefined ? "-" : `${v.toFixed(1)} ms`)
   const row = (s: AuditStore.AuditStats) =>
     `  ${s.key.padEnd(32)} ${String(s.calls).padStart(6)} calls ${String(s.successes).padStart(6)} ok ${String(s.refusals).padStart(5)} refused ${String(s.failures - s.refusals).padStart(5)} failed   p50 ${ms(s.p50DurationMillis)}  p95 ${ms(s.p95DurationMillis)}`
@@ -1187,6 +1384,22 @@ const renderStats = (a: AuditStore.AuditAnalytics): string => {
     ...(a.byTool.length === 0 ? ["  (no calls)"] : a.byTool.map(row)),
     "By caller:",
     ...(a.byObserver.length === 0 ? ["  (no calls)"] : a.byObserver.map(row)),
+    "By caller and path:",
+    ...(a.byObserverTool.length === 0
+      ? ["  (no calls)"]
+      : a.byObserverTool.map(
+          (p) =>
+            `  ${p.observerId.padEnd(16)} ${p.path.padEnd(32)} ${String(p.calls).padStart(6)} calls ${String(p.successes).padStart(6)} ok ${String(p.refusals).padStart(5)} refused ${String(p.failures - p.refusals).padStart(5)} failed`
+        )),
+    "Failures by error:",
+    ...(a.failures.length === 0
+      ? ["  (none)"]
+      : a.failures.map(
+          (f) =>
+            `  ${f.reason.padEnd(20)} ${(f.kind ?? "-").padEnd(13)} ${String(f.count).padStart(6)}   last ${new Date(f.lastAt).toISOString()}`
+        )),
+    "Recent calls:",
+    ...(recent.length === 0 ? ["  (none)"] : recent.map(recentLine)),
     // A room's instances name themselves in the audit: which served what.
     ...(a.byInstance === undefined ? [] : ["By instance:", ...a.byInstance.map(row)])
   ].join("\n")
@@ -1300,7 +1513,7 @@ export const command = Command.make("ugent").pipe(
   Command.withDescription(
     "Every tool on a path (world.tools.file.read), through one road: policy, trust, rate limits, audit, events"
   ),
-  Command.withSubcommands([list, describe, invoke, exec, agent, report, serve, mcp, stats])
+  Command.withSubcommands([list, describe, invoke, exec, agent, report, serve, mcp, stats, approve])
 )
 
 /** Invalid invocations go to stderr, so stdout keeps only results. */

@@ -6,7 +6,8 @@
  * OpenAPI document is at `GET /v1/openapi.json`.
  *
  * The caller (observer, trust level, recipe) is the server's configuration:
- * nothing in a request (headers, body fields) changes who calls. The server
+ * nothing in a request (headers, body fields) changes who calls, but its
+ * credential, when the server has several callers (`Callers`). The server
  * binds to loopback by default and refuses requests whose `Host` is not a
  * loopback name (DNS rebinding) or that carry a foreign `Origin` (a web page
  * posting to the local server).
@@ -50,7 +51,8 @@ import {
   HttpApiSecurity,
   OpenApi
 } from "effect/http-api"
-import { AuditStore } from "@ugent/wrappers"
+import { ApprovalStore, AuditStore } from "@ugent/wrappers"
+import * as Callers from "../Callers.ts"
 import * as Catalog from "../Catalog.ts"
 import * as Human from "../Human.ts"
 import * as Profile from "../Profile.ts"
@@ -153,7 +155,9 @@ export type Described = Catalog.Described
 export const Stats = Schema.Struct({
   since: Schema.Number,
   settings: Profile.SettingsJson,
-  analytics: AuditStore.AuditAnalytics
+  analytics: AuditStore.AuditAnalytics,
+  /** The latest calls, newest first: each with its input, its result in a sentence and its estimated tokens. */
+  recent: Schema.optionalKey(Schema.Array(AuditStore.AuditEntry))
 }).annotate({ identifier: "Stats" })
 
 /**
@@ -256,7 +260,7 @@ export class V1 extends HttpApiGroup.make("v1")
     }).annotateMerge(
       OpenApi.annotations({
         summary:
-          "Analytics of the audit store: calls, successes, refusals by reason, p50/p95 per path and per caller, and the road's settings."
+          "Analytics of the audit store: calls, successes, refusals by reason, p50/p95 per path and per caller, each caller's calls of each path, failures grouped by error, and the road's settings. A caller named by its own token (a callers file) sees only its own."
       })
     ),
     HttpApiEndpoint.get("pending", "/pending", {
@@ -279,12 +283,21 @@ export class V1 extends HttpApiGroup.make("v1")
         declined: Schema.optionalKey(Schema.Boolean)
       }),
       success: Schema.Struct({ answered: Schema.Boolean }),
-      error: taggedFailure(
-        404,
-        "UnknownQuestion",
-        "not_found",
-        "No such question waits (answered, timed out or unknown)."
-      )
+      error: [
+        taggedFailure(404, "UnknownQuestion", "not_found", "No such question waits (answered, timed out or unknown)."),
+        Schema.Struct({
+          ok: Schema.Literal(false),
+          error: Schema.Struct({
+            _tag: Schema.Literals(["ApprovalExpired", "AlreadyAnswered"]),
+            message: Schema.String
+          }),
+          kind: Schema.Literal("conflict"),
+          path: Schema.String,
+          callId: Schema.String
+        })
+          .annotate({ description: "The approval request expired, or was answered already (an answer is given once)." })
+          .pipe(HttpApiSchema.status(409))
+      ]
     })
       .middleware(Approver)
       .annotateMerge(OpenApi.annotations({ summary: "Answers a waiting question." })),
@@ -405,6 +418,14 @@ export interface Options {
   readonly approverToken?: string | undefined
   /** The interval of the keep-alive comments on `/v1/events` (default 15 s). */
   readonly heartbeat?: Duration.Input | undefined
+  /**
+   * Callers named by their own tokens (see `Callers`): a request presenting
+   * one calls as that caller, with its trust level, recipe, limits and
+   * budget, on the JSON API and the MCP endpoint. With callers, every request
+   * needs a credential: a caller's, the server's `token` (the configured
+   * observer) or the approver's.
+   */
+  readonly callers?: ReadonlyArray<Callers.Configured> | undefined
 }
 
 /**
@@ -486,6 +507,7 @@ export const guard = (options: Options = {}): Layer.Layer<never, never, HttpRout
   const origins = new Set(options.allowedOrigins ?? [])
   const token = options.token === "" ? undefined : options.token
   const approverToken = options.approverToken === "" ? undefined : options.approverToken
+  const callers = options.callers ?? []
   // Every body read under the router is bounded, whichever route reads it (a route may set its own).
   const maxBody = ByteSize.bytes(options.maxBodyBytes ?? 1024 * 1024)
   return HttpRouter.middleware(
@@ -503,12 +525,17 @@ export const guard = (options: Options = {}): Layer.Layer<never, never, HttpRout
             )
           )
         }
-        if (token !== undefined) {
-          // Admission: the agents' token, or the approver's (whose own routes check it again, as matched).
+        let caller: Callers.Configured | undefined
+        if (token !== undefined || callers.length > 0) {
+          // Admission: a caller's token (who calls), the agents' token, or the approver's (whose own routes check it
+          // again, as matched).
           const given = bearerOf(request.headers.authorization)
+          caller = given === undefined ? undefined : Callers.identify(callers, given)
           const admitted =
             given !== undefined &&
-            (sameSecret(given, token) || (approverToken !== undefined && sameSecret(given, approverToken)))
+            (caller !== undefined ||
+              (token !== undefined && sameSecret(given, token)) ||
+              (approverToken !== undefined && sameSecret(given, approverToken)))
           if (!admitted) {
             return Effect.succeed(
               HttpServerResponse.setHeader(
@@ -537,7 +564,11 @@ export const guard = (options: Options = {}): Layer.Layer<never, never, HttpRout
             )
           )
         }
-        return Effect.provideService(effect, HttpIncomingMessage.MaxBodySize, maxBody)
+        return Effect.provideService(
+          Effect.provideService(effect, HttpIncomingMessage.MaxBodySize, maxBody),
+          Callers.Identified,
+          caller
+        )
       }),
     { global: true }
   )
@@ -577,6 +608,17 @@ const approverLayer = (options: Options) => {
   })
 }
 
+const unknownQuestion = (id: string) => ({
+  ok: false as const,
+  error: {
+    _tag: "UnknownQuestion" as const,
+    message: `No question ${id} waits: it was answered, it timed out, or it never existed. List the waiting ones with GET /v1/pending.`
+  },
+  kind: "not_found" as const,
+  path: "",
+  callId: ""
+})
+
 const V1Handlers = (options: Options) =>
   HttpApiBuilder.group(
     Api,
@@ -587,10 +629,11 @@ const V1Handlers = (options: Options) =>
       const context = Context.omit(Scope.Scope)(
         yield* Effect.context<Invoke.Invoker | Observer.Observer | Recipe.CurrentRecipe | Events.Events>()
       )
-      const invoker = yield* Invoke.Invoker
       const events = yield* Events.Events
-      const audit = yield* AuditStore.AuditStore
+      const serverAudit = yield* AuditStore.AuditStore
       const pending = yield* Human.Pending
+      // Stored approval requests: listed and answered here too, after a restart and from other servers' calls.
+      const approvals = Option.getOrUndefined(yield* Effect.serviceOption(ApprovalStore.ApprovalStore))
       const answerable = options.approverToken !== undefined && options.approverToken !== ""
       const stopping = yield* Stopping
       // A question waiting for a person is announced on the event stream.
@@ -607,49 +650,110 @@ const V1Handlers = (options: Options) =>
       )
       const maxBody = options.maxBodyBytes ?? 1024 * 1024
       const heartbeat = options.heartbeat ?? "15 seconds"
+      // The caller the request's credential named (a callers file), else the server's configured one.
       const withCaller = <A, E>(
         effect: Effect.Effect<A, E, Invoke.Invoker | Observer.Observer | Recipe.CurrentRecipe>
-      ) => Effect.provideContext(effect, context)
+      ) =>
+        Effect.flatMap(Callers.Identified, (caller) =>
+          Effect.provideContext(effect, caller === undefined ? context : Context.merge(context, caller.context))
+        )
 
+      // The road of the caller's project (its own workspace), else the server's.
+      const onRoad = <A, E, R>(use: (road: Invoke.InvokerShape) => Effect.Effect<A, E, R>) =>
+        Effect.flatMap(Invoke.Invoker, use)
       return handlers
-        .handle("list", () => withCaller(Catalog.listing(invoker)))
-        .handle("pending", () => Effect.map(pending.list, (questions) => ({ questions })))
+        .handle("list", () => withCaller(onRoad((road) => Catalog.listing(road))))
+        .handle("pending", () =>
+          Effect.gen(function* () {
+            const waiting = yield* pending.list
+            const stored = approvals === undefined ? [] : yield* approvals.pending(Date.now()).pipe(Effect.orDie)
+            const here = new Set(waiting.map((q) => q.id))
+            const byId = new Map(stored.map((a) => [a.id, a]))
+            // A question of this process shows its stored request's expiry, diff and files; one of another
+            // process, or from before a restart, is listed from the store.
+            const questions = [
+              ...waiting.map((q) => {
+                const a = byId.get(q.id)
+                if (a === undefined) return q
+                return {
+                  ...q,
+                  expiresAt: a.expiresAt,
+                  files: a.files,
+                  ...(a.preview === undefined ? {} : { preview: a.preview })
+                }
+              }),
+              ...stored.filter((a) => !here.has(a.id)).map(Human.pendingOf)
+            ]
+            return { questions }
+          })
+        )
         .handle("answer", ({ params, payload }) =>
-          Effect.flatMap(
-            pending.answer(params.id, payload.declined === true ? "declined" : (payload.answer ?? "")),
-            (answered) =>
-              answered
-                ? Effect.succeed({ answered })
-                : Effect.fail({
-                    ok: false as const,
-                    error: {
-                      _tag: "UnknownQuestion",
-                      message: `No question ${params.id} waits: it was answered, it timed out, or it never existed. List the waiting ones with GET /v1/pending.`
-                    },
-                    kind: "not_found" as const,
-                    path: "",
-                    callId: ""
-                  })
-          )
+          Effect.gen(function* () {
+            const given = payload.declined === true ? "declined" : (payload.answer ?? "")
+            const stored = approvals === undefined ? undefined : yield* approvals.get(params.id).pipe(Effect.orDie)
+            if (approvals !== undefined && stored !== undefined) {
+              const decision = given !== "declined" && Human.isApproval(given) ? "approved" : "denied"
+              yield* approvals.answer(params.id, decision, { channel: "http-pending", now: Date.now() }).pipe(
+                Effect.catchTag("StoreError", Effect.die),
+                Effect.mapError((e) =>
+                  e._tag === "UnknownApproval"
+                    ? unknownQuestion(params.id)
+                    : {
+                        ok: false as const,
+                        error: { _tag: e._tag, message: e.message },
+                        kind: "conflict" as const,
+                        path: "",
+                        callId: ""
+                      }
+                )
+              )
+              // The call waiting in this process, if one is, wakes now (it finds this answer in the store).
+              yield* pending.answer(params.id, given)
+              return { answered: true }
+            }
+            const answered = yield* pending.answer(params.id, given)
+            return answered ? { answered } : yield* Effect.fail(unknownQuestion(params.id))
+          })
         )
         .handle("stats", ({ query }) =>
           Effect.gen(function* () {
             const since = query.since ?? Date.now() - 86_400_000
-            const settings = yield* withCaller(invoker.settings)
-            const analytics = yield* audit.analytics({ since }).pipe(
-              Effect.mapError((e) => ({
-                ok: false as const,
-                error: ToolError.toJson(e),
-                kind: ToolError.kindOf(e),
-                path: "",
-                callId: ""
-              }))
-            )
-            return { since, settings: Profile.toJson(settings), analytics }
+            const settings = yield* withCaller(onRoad((road) => road.settings))
+            // A caller named by its own token sees its own figures; the operator (the server's or approver's token) all.
+            const caller = yield* Callers.Identified
+            const audit =
+              caller === undefined
+                ? serverAudit
+                : Option.getOrElse(
+                    Context.getOption(
+                      caller.context as unknown as Context.Context<AuditStore.AuditStore>,
+                      AuditStore.AuditStore
+                    ),
+                    () => serverAudit
+                  )
+            const unavailable = (e: unknown) => ({
+              ok: false as const,
+              error: ToolError.toJson(e),
+              kind: ToolError.kindOf(e),
+              path: "",
+              callId: ""
+            })
+            const analytics = yield* audit
+              .analytics({ since, observerId: caller?.id })
+              .pipe(Effect.mapError(unavailable))
+            const recent = yield* audit
+              .list({ since, observerId: caller?.id, limit: 40 })
+              .pipe(Effect.mapError(unavailable))
+            return {
+              since,
+              settings: Profile.toJson(settings),
+              analytics,
+              recent: recent.filter((e) => e.phase === "after").slice(0, 20)
+            }
           })
         )
         .handle("describe", ({ params }) =>
-          withCaller(Catalog.describe(invoker, params.path)).pipe(
+          withCaller(onRoad((road) => Catalog.describe(road, params.path))).pipe(
             Effect.map((r) =>
               r.ok ? HttpServerResponse.jsonUnsafe(r.description) : HttpServerResponse.jsonUnsafe(r, { status: 404 })
             )
@@ -697,7 +801,7 @@ const V1Handlers = (options: Options) =>
               }
             }
             return outcomeResponse(
-              yield* withCaller(invoker.invoke({ path, input })).pipe(
+              yield* withCaller(onRoad((road) => road.invoke({ path, input }))).pipe(
                 // The person behind an HTTP call is the operator answering the server's pending questions,
                 // when the server has one (an approver's token); else a call that needs a person is denied at once.
                 Effect.provideService(Human.Current, answerable ? Option.some(pending.channel) : Option.none())
@@ -719,7 +823,17 @@ const V1Handlers = (options: Options) =>
         )
         .handleRaw("events", () =>
           Effect.gen(function* () {
-            const stream = yield* events.subscribe
+            // A caller named by its own token hears its own calls only; the operator hears every call.
+            const caller = yield* Callers.Identified
+            const hub =
+              caller === undefined
+                ? events
+                : Option.getOrElse(
+                    Context.getOption(caller.context as unknown as Context.Context<Events.Events>, Events.Events),
+                    () => events
+                  )
+            const all = yield* hub.subscribe
+            const stream = caller === undefined ? all : Stream.filter(all, (event) => event.observerId === caller.id)
             const encoded = stream.pipe(
               Stream.map((event) =>
                 Sse.encoder.write({ _tag: "Event", event: event._tag, id: undefined, data: JSON.stringify(event) })
@@ -831,6 +945,31 @@ export interface ServeOptions extends Server.Options, Options {
   readonly host?: string | undefined
 }
 
+const hostsOf = (options: ServeOptions, host: string) =>
+  options.allowedHosts ?? (isLoopback(host) ? [...loopbackNames, host] : "any")
+
+/** The callers, each whose project is not the server's on a road made for that project (one per root). */
+const projectRoads = (options: ServeOptions) =>
+  Effect.gen(function* () {
+    const callers = options.callers
+    if (callers === undefined || callers.every((c) => c.root === undefined || c.root === options.root)) return callers
+    const roads = new Map<string, Context.Context<never>>()
+    const out: Array<Callers.Configured> = []
+    for (const caller of callers) {
+      if (caller.root === undefined || caller.root === options.root) {
+        out.push(caller)
+        continue
+      }
+      let road = roads.get(caller.root)
+      if (road === undefined) {
+        road = (yield* Layer.build(Server.layer({ ...options, root: caller.root }))) as Context.Context<never>
+        roads.set(caller.root, road)
+      }
+      out.push(Callers.onRoad(caller, road))
+    }
+    return out
+  })
+
 /**
  * Whether an address is a loopback address.
  *
@@ -873,13 +1012,15 @@ export const isLoopback = (host: string): boolean =>
  */
 export const serve = <E = never, R = never>(options: ServeOptions, routes?: Layer.Layer<never, E, R>) => {
   const host = options.host ?? "127.0.0.1"
-  const api = layer({
-    ...options,
-    allowedHosts: options.allowedHosts ?? (isLoopback(host) ? [...loopbackNames, host] : "any")
-  })
-  const app = routes === undefined ? api : Layer.mergeAll(api, routes)
+  const api = layer({ ...options, allowedHosts: hostsOf(options, host) })
   return Layer.unwrap(
-    Effect.map(Deferred.make<void>(), (stopping) => {
+    Effect.gen(function* () {
+      const stopping = yield* Deferred.make<void>()
+      // Each caller's project is a road of its own (its workspace, registry, stores, proof scope), made once per root.
+      const callers = yield* projectRoads(options)
+      const withProjects =
+        callers === options.callers ? api : layer({ ...options, callers, allowedHosts: hostsOf(options, host) })
+      const app = routes === undefined ? withProjects : Layer.mergeAll(withProjects, routes)
       // The server listens only once the road and every route are built: a request sent while it starts is
       // refused by the OS, where a server listening first took it and left it unanswered.
       const served = Layer.effect(

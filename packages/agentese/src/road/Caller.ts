@@ -9,6 +9,7 @@
  * @since 0.2.0
  */
 import { Observer, Trust } from "@ugent/core"
+import { Read } from "@ugent/tools"
 import { Context } from "effect"
 import type * as Profile from "../Profile.ts"
 import * as Recipe from "../Recipe.ts"
@@ -48,6 +49,12 @@ export const make = (options: {
   readonly base: Context.Context<never>
 }): Caller => {
   const { observer, session } = options
+  // The caller's per-read budget (its recipe's or profile's maxLines) over the host's other read limits.
+  const { maxLines } = options.settings
+  const base =
+    maxLines === undefined
+      ? options.base
+      : Context.add(options.base, Read.Limits, { ...Context.get(options.base, Read.Limits), lines: maxLines })
   const contexts: Array<Context.Context<never> | undefined> = [undefined, undefined, undefined, undefined]
   return {
     observer,
@@ -61,7 +68,7 @@ export const make = (options: {
       if (made === undefined) {
         const runner = level === observer.trust ? observer : { ...observer, trust: level }
         made = Context.merge(
-          options.base,
+          base,
           // The caller and its recipe: a tool that acts for it (a sub-agent) narrows them, never widens them.
           Context.add(
             Context.add(Context.add(Trust.runContext(runner), Sessions.Current, session), Observer.Observer, observer),

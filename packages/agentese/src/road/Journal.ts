@@ -33,9 +33,23 @@ export const duration = Metric.timer("ugent_tool_duration", { description: "The 
 
 const eventsSink = (events: Events.EventsShape): Journal.Sink => ({
   end: (call, ending, _durationMillis, at) => {
-    const common = { id: call.id, path: call.path, observerId: call.observer?.id ?? "anonymous", at }
+    const common = {
+      id: call.id,
+      path: call.path,
+      observerId: call.observer?.id ?? "anonymous",
+      at,
+      ...(call.observer !== undefined ? { trust: call.observer.trust } : {})
+    }
     if (ending._tag === "Success") {
-      return events.publish({ _tag: "tool.completed", ...common, durationMillis: at - call.startedAt })
+      // The sentence and the estimate the audit records, so the stream tells what a call came to.
+      const text = ending.text ?? Journal.resultText(ending.encoded)
+      return events.publish({
+        _tag: "tool.completed",
+        ...common,
+        durationMillis: at - call.startedAt,
+        ...(ending.summary !== undefined ? { resultSummary: ending.summary } : {}),
+        estimatedTokens: Journal.estimateTokens(text)
+      })
     }
     const error = Cause.findErrorOption(ending.cause)
     // A defect is the server's own failure: it is not an outcome, and no event tells it.
@@ -120,5 +134,8 @@ export const invoked = (events: Events.EventsShape, call: Journal.Call): Effect.
     id: call.id,
     path: call.path,
     observerId: call.observer?.id ?? "anonymous",
-    at: call.startedAt
+    at: call.startedAt,
+    ...(call.observer !== undefined ? { trust: call.observer.trust } : {}),
+    input: Journal.inputSummary(call.input),
+    ...(call.alternatives.length > 0 ? { alternatives: [...call.alternatives] } : {})
   })

@@ -41,6 +41,7 @@ import * as Render from "../Render.ts"
 import type * as Modes from "../self/Modes.ts"
 import type * as Sessions from "../Sessions.ts"
 import * as Admission from "./Admission.ts"
+import * as Approval from "./Approval.ts"
 import type { Caller } from "./Caller.ts"
 import * as RoadJournal from "./Journal.ts"
 import { isLimited, type Route } from "./Route.ts"
@@ -164,6 +165,13 @@ export interface Services {
   readonly onStoreError: OnStoreErrorPolicy
   /** This server's name in a room, recorded with each call. */
   readonly instance?: string | undefined
+  /**
+   * Where approval requests are kept, and the workspace whose files they
+   * bind: with them an approval is stored, answerable any time and bound to
+   * the bytes it was shown (see `Approval`); without, it is asked once and
+   * lost with the call.
+   */
+  readonly approvals?: Approval.Services | undefined
 }
 
 /**
@@ -207,6 +215,8 @@ interface Stage {
   readonly value: unknown
   readonly text: string
   readonly modelText?: string | undefined
+  /** The result in a sentence, for the audit and the events (see `Budget.sentence`). */
+  readonly summary?: string | undefined
 }
 
 /** What is made once per route for the road: the stages that do not depend on a call. */
@@ -348,9 +358,12 @@ export const make = (services: Services): Road => {
       if (!Admission.isAdmitted(admitted)) return yield* Effect.fail(admitted)
       const loopKey = Admission.loopKey(route, observer, decoded, services.root)
       if (loopKey !== undefined) yield* loops.check(loopKey, route.path, route.loop!)
+      let approved: ReadonlyMap<string, string | null> | undefined
       if (admitted.approval !== undefined) {
         const preview = route.previews ? yield* dryRun(route, caller, admitted.runAt, decoded) : undefined
-        yield* Trust.requestApproval(preview === undefined ? admitted.approval : { ...admitted.approval, preview })
+        const request = preview === undefined ? admitted.approval : { ...admitted.approval, preview }
+        if (services.approvals === undefined) yield* Trust.requestApproval(request)
+        else approved = yield* Approval.admit(services.approvals, route, caller, request, decoded)
       }
       if (ready.checks !== undefined) {
         yield* RateLimited.admit(
@@ -370,9 +383,15 @@ export const make = (services: Services): Road => {
       if (ready.guard !== undefined) run = ready.guard(services.breakers, run, onStoreError)
       const traced = Context.add(caller.runContext(admitted.runAt), Traced.CurrentTrace, Option.some(trace))
       // The call's id and path go with the checkpoint of each file it changes.
-      const context = route.progress
-        ? Context.add(traced, Checkpoints.CurrentCall, { id: trace.id, tool: route.path })
+      const called = route.progress
+        ? Context.add(traced, Checkpoints.CurrentCall, {
+            id: trace.id,
+            tool: route.path,
+            ...(caller.session === undefined ? {} : { session: caller.session })
+          })
         : traced
+      // An approved call's writes check, under each file's lock, that it holds the approved bytes.
+      const context = approved === undefined ? called : Approval.provide(called, approved)
       // The caller's progress reporter, when one listens, reaches the tool (a mounted server's notifications).
       const output = yield* Effect.provideContext(
         run,
@@ -383,7 +402,15 @@ export const make = (services: Services): Road => {
       const encoded = yield* Boundary.encodeOutput(route.entry.tool, output)
       const text = JSON.stringify(encoded) ?? "null"
       const audience = options.audience
-      if (audience !== undefined) return yield* forModel(route, caller, audience, input, decoded, output, encoded, text)
+      const present = presentation(route, output, decoded)
+      if (audience !== undefined) {
+        return withSummary(
+          yield* forModel(route, caller, audience, input, output, encoded, text, present),
+          route,
+          encoded,
+          present
+        )
+      }
       if (Budget.estimateTokens(text) > route.budgetTokens) {
         const over = yield* Budget.apply({
           path: route.path,
@@ -391,17 +418,17 @@ export const make = (services: Services): Road => {
           text,
           budgetTokens: route.budgetTokens,
           memory: services.memory,
-          present: presentation(route, output, decoded),
+          present,
           owner: observer.id,
           source: MemoryStore.sourceOf(output)
         })
-        if (over !== undefined) return { value: over, text: JSON.stringify(over) }
+        if (over !== undefined) return { value: over, text: JSON.stringify(over), summary: over.summary }
       }
       // A proof is printed as its token, so a result whose text has none carries none: no walk through a listing.
       if (caller.session !== undefined && text.includes(ReadProof.tokenPrefix)) {
         yield* rememberProofs(caller.session, input, output)
       }
-      return { value: encoded, text }
+      return { value: encoded, text, summary: Budget.sentence(route.path, encoded, present) }
     })
 
   /**
@@ -415,18 +442,21 @@ export const make = (services: Services): Road => {
     caller: Caller,
     audience: Render.Audience,
     input: unknown,
-    decoded: unknown,
     output: unknown,
     encoded: unknown,
-    text: string
+    text: string,
+    present: Family.Presentation | undefined
   ): Effect.Effect<Stage, unknown> =>
     Effect.gen(function* () {
       const limit = route.budgetFixed ? Budget.tokens(route.budgetTokens) : audience.limit
-      // The family's sentence is made only where it is read: above an outline, or in a summary.
-      let present = Render.rendersItself(route.path) ? undefined : presentation(route, output, decoded)
-      const modelText = Render.result(route.path, encoded, audience, present)
+      // A tool that renders itself has no sentence above its text.
+      const modelText = Render.result(
+        route.path,
+        encoded,
+        audience,
+        Render.rendersItself(route.path) ? undefined : present
+      )
       if (!Budget.fits(limit, modelText)) {
-        present ??= presentation(route, output, decoded)
         if (route.path === Budget.memoryRead) {
           const page = yield* Budget.fitPage(
             encoded,
@@ -513,7 +543,12 @@ export const make = (services: Services): Road => {
           Effect.withSpan(body, route.path, { attributes, captureStackTrace: false }),
           (exit): Effect.Effect<Outcome> => {
             const ending: Journal.Ending = Exit.isSuccess(exit)
-              ? { _tag: "Success", encoded: exit.value.value, text: exit.value.modelText ?? exit.value.text }
+              ? {
+                  _tag: "Success",
+                  encoded: exit.value.value,
+                  text: exit.value.modelText ?? exit.value.text,
+                  summary: exit.value.summary
+                }
               : {
                   _tag: "Failure",
                   cause: exit.cause,
@@ -543,7 +578,17 @@ export const make = (services: Services): Road => {
   return { call }
 }
 
-/** The family's own sentence for a large result, if it has one. */
+/** A stage with its sentence: an over-budget result's own, else the result's. */
+const withSummary = (stage: Stage, route: Route, encoded: unknown, present: Family.Presentation | undefined): Stage => {
+  const over = stage.value as { readonly overBudget?: unknown; readonly summary?: unknown } | undefined
+  const summary =
+    over?.overBudget === true && typeof over.summary === "string"
+      ? over.summary
+      : Budget.sentence(route.path, encoded, present)
+  return { ...stage, summary }
+}
+
+/** The family's own sentence for a result, if it has one. */
 const presentation = (route: Route, output: unknown, input: unknown): Family.Presentation | undefined => {
   if (route.entry.present === undefined) return undefined
   try {

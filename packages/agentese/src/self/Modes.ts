@@ -106,7 +106,7 @@ const Output = Schema.Struct({
 export const plan = Tool.make({
   name: "mode.plan",
   description:
-    "Enter plan mode for this session: reads stay allowed, but every tool that writes files, runs a shell or calls the network is refused until self.tools.mode.execute.",
+    "Enter plan mode: reads stay allowed; writes, shell and network calls are refused until self.tools.mode.execute.",
   input: Schema.Struct({}),
   output: Output,
   failure: Sessions.SessionStoreUnavailable,
@@ -129,8 +129,7 @@ export const plan = Tool.make({
  */
 export const execute = Tool.make({
   name: "mode.execute",
-  description:
-    "Leave plan mode: tools that write, run a shell or call the network run again (within your trust level).",
+  description: "Leave plan mode: writes, shell and network calls run again (within your trust level).",
   input: Schema.Struct({}),
   output: Output,
   failure: Sessions.SessionStoreUnavailable,

@@ -104,7 +104,7 @@ const failure = Schema.Union([TaskNotFound, TaskStoreFailed])
  */
 export const create = Tool.make({
   name: "task.create",
-  description: "Create a task in your list for this session (status pending). Use it to plan several steps.",
+  description: "Create a task in your list (status pending), to plan several steps.",
   input: Schema.Struct({
     title: Schema.String.check(Schema.isNonEmpty()).annotate({ description: "What to do, in a line." }),
     notes: Schema.optionalKey(Schema.String)
@@ -140,7 +140,7 @@ export const create = Tool.make({
  */
 export const update = Tool.make({
   name: "task.update",
-  description: "Update a task of this session: its status (pending, in_progress, done, cancelled), title or notes.",
+  description: "Update a task's status, title or notes.",
   input: Schema.Struct({
     id: Schema.String,
     status: Schema.optionalKey(Status),
@@ -182,7 +182,7 @@ export const update = Tool.make({
  */
 export const list = Tool.make({
   name: "task.list",
-  description: "List your tasks for this session, oldest first, optionally only those with a status.",
+  description: "List your tasks, oldest first, optionally by status.",
   input: Schema.Struct({ status: Schema.optionalKey(Status) }),
   output: Schema.Struct({ tasks: Schema.Array(Task) }),
   failure,

@@ -72,7 +72,7 @@ describe("approvals on every projection", () => {
       assert.strictEqual(readFileSync(join(root, "new.txt"), "utf8"), "x")
     }, 60_000)
 
-    it("denied, nothing is written; a client that cannot elicit is denied at once", async () => {
+    it("denied, nothing is written; a client that cannot elicit is told at once that the request is pending", async () => {
       const root = workspace()
       const denying = await mcpClient(root, "deny", "--trust", "L2", "--recipe", join(root, "l2.json"))
       const r = await denying.client.callTool({
@@ -87,7 +87,7 @@ describe("approvals on every projection", () => {
         arguments: { path: "new.txt", content: "x" }
       })
       await plain.client.close()
-      assert.deepStrictEqual([tagOf(p)._tag, tagOf(p).reason], ["ApprovalDenied", "no-approver"])
+      assert.deepStrictEqual([tagOf(p)._tag, tagOf(p).reason], ["ApprovalPending", "no-channel"])
       assert.throws(() => readFileSync(join(root, "new.txt")))
     }, 60_000)
 
@@ -197,7 +197,7 @@ describe("approvals on every projection", () => {
       )
     }, 60_000)
 
-    it("without an approver's token no answer is taken over HTTP: a call that needs one is denied at once", async () => {
+    it("without an approver's token no answer is taken over HTTP: a call that needs one is refused at once, pending", async () => {
       const root = workspace()
       await Effect.runPromise(
         Effect.scoped(
@@ -211,14 +211,14 @@ describe("approvals on every projection", () => {
             const body = (yield* Effect.promise(() => r.json())) as { error: { _tag: string; reason: string } }
             assert.deepStrictEqual(
               [r.status, body.error._tag, body.error.reason],
-              [403, "ApprovalDenied", "no-approver"]
+              [403, "ApprovalPending", "no-channel"]
             )
           })
         )
       )
     }, 60_000)
 
-    it("an approval nobody answers in time is a denial", async () => {
+    it("an approval nobody answers in time is refused, naming the request that stays pending", async () => {
       const root = workspace()
       await Effect.runPromise(
         Effect.scoped(
@@ -233,8 +233,11 @@ describe("approvals on every projection", () => {
             const r = yield* Effect.promise(() =>
               post(`${url}/v1/invoke/world.tools.file.write`, { path: "n.txt", content: "y" })
             )
-            const body = (yield* Effect.promise(() => r.json())) as { error: { _tag: string; reason: string } }
-            assert.deepStrictEqual([r.status, body.error._tag, body.error.reason], [403, "ApprovalDenied", "timeout"])
+            const body = (yield* Effect.promise(() => r.json())) as {
+              error: { _tag: string; reason: string; id: string; message: string }
+            }
+            assert.deepStrictEqual([r.status, body.error._tag, body.error.reason], [403, "ApprovalPending", "timeout"])
+            assert.include(body.error.message, `ugent approve ${body.error.id}`)
             assert.throws(() => readFileSync(join(root, "n.txt")))
           })
         )

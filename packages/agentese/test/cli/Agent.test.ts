@@ -68,6 +68,41 @@ const anthropicMessage = (content: ReadonlyArray<unknown>, stopReason: string) =
 })
 
 describe("ugent agent", () => {
+  it.live("ghost alternatives: each call of a response records the others, shown by ugent stats", () =>
+    Effect.gen(function* () {
+      const root = workspace({ "notes.md": "alpha\n", "todo.md": "tea\n" })
+      const both = completion(
+        {
+          content: null,
+          tool_calls: ["notes.md", "todo.md"].map((path, i) => ({
+            id: `call_${i}`,
+            type: "function",
+            function: { name: "world_tools_file_read", arguments: JSON.stringify({ path }) }
+          }))
+        },
+        "tool_calls"
+      )
+      const server = yield* serve(openAi([both, completion({ content: "alpha, tea." }, "stop")]))
+      const run = yield* Effect.promise(() =>
+        ugent(["agent", "Read both notes", "--root", root], {
+          cwd: root,
+          env: { ...clean, UGENT_MODEL: `openai-compatible:${server.url}/v1#gpt-4o-mini` }
+        })
+      )
+      assert.strictEqual(run.code, 0, run.stderr)
+      const stats = yield* Effect.promise(() => ugent(["stats", "--root", root, "--since", "all"], { cwd: root }))
+      assert.strictEqual(stats.code, 0, stats.stderr)
+      assert.match(
+        stats.stdout,
+        /\{"path":"notes\.md"\} +→ Read 1 line from notes\.md .* · also considered: file\.read\(todo\.md\)/
+      )
+      assert.match(
+        stats.stdout,
+        /\{"path":"todo\.md"\} +→ Read 1 line from todo\.md .* · also considered: file\.read\(notes\.md\)/
+      )
+    }).pipe(Effect.scoped)
+  )
+
   it.live("with an OpenAI-compatible server: reads the file through the road, prints each step, answers", () =>
     Effect.gen(function* () {
       const root = workspace({ "notes.md": "alpha\nbeta\n" })
@@ -82,7 +117,11 @@ describe("ugent agent", () => {
       )
       assert.strictEqual(run.code, 0, run.stderr)
       assert.strictEqual(run.stdout, "notes.md says alpha and beta.\n")
-      assert.match(run.stderr, /step 1: world\.tools\.file\.read \{"path":"notes\.md"\} → ok: /)
+      // The step as the documents show it: its number of the budget, its id and time, each call's size and time.
+      assert.match(
+        run.stderr,
+        /ugent: Step 1\/10 \(agent-[0-9a-f-]+\/1, \d+\.\d s\)\nugent: {3}file\.read\(notes\.md\) → \d+ B \(\d+ ms\)\n/
+      )
       // The preflight, then two turns; the first offers the caller's paths after a system prompt.
       assert.deepStrictEqual(
         server.received.map((r) => `${r.method} ${r.path}`),

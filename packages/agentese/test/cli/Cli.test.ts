@@ -264,7 +264,7 @@ describe("ugent", () => {
       assert.strictEqual(outcome(call).error?._tag, "PolicyDenied")
     })
 
-    it("a recipe's requireApproval is refused: the CLI has no approver", async () => {
+    it("a recipe's requireApproval is refused: the CLI without a terminal has no approver, the request stays pending", async () => {
       const root = workspace()
       const file = recipe(root, { requireApproval: ["world.tools.file.read"] })
       const run = await ugent(
@@ -273,8 +273,8 @@ describe("ugent", () => {
       )
       assert.strictEqual(run.code, 1)
       const o = outcome(run)
-      assert.strictEqual(o.error?._tag, "ApprovalDenied")
-      assert.strictEqual(o.error?.reason, "no-approver")
+      assert.strictEqual(o.error?._tag, "ApprovalPending")
+      assert.strictEqual(o.error?.reason, "no-channel")
     })
 
     it("an L2 write asks for approval and is refused, nothing written", async () => {
@@ -295,7 +295,7 @@ describe("ugent", () => {
         { cwd: root }
       )
       assert.strictEqual(run.code, 1)
-      assert.strictEqual(outcome(run).error?._tag, "ApprovalDenied")
+      assert.strictEqual(outcome(run).error?._tag, "ApprovalPending")
       assert.isFalse(existsSync(join(root, "c.txt")))
     })
 

@@ -57,13 +57,13 @@ describe("Http gates", () => {
   })
 
   describe("approval cannot be skipped (threats 25, 27)", () => {
-    it.live("a recipe's requireApproval with no approver is denied", () =>
+    it.live("a recipe's requireApproval with no approver is refused, pending an answer", () =>
       Effect.gen(function* () {
         const { url } = yield* serve({ recipe: { requireApproval: ["world.tools.file.read"] } })
         const r = yield* post(invokeUrl(url, "world.tools.file.read"), { path: "a.txt" })
         assert.strictEqual(r.status, 403)
-        assert.strictEqual(r.body.error._tag, "ApprovalDenied")
-        assert.strictEqual(r.body.error.reason, "no-approver")
+        assert.strictEqual(r.body.error._tag, "ApprovalPending")
+        assert.strictEqual(r.body.error.reason, "no-channel")
       })
     )
 

@@ -44,33 +44,17 @@ describe("Mcp", () => {
   })
 
   describe("toMcpTool", () => {
-    it("carries title, hints and _meta from the description", () => {
+    it("carries title and hints from the description (hints that differ from MCP's defaults), no _meta at L0", () => {
       const tool = Mcp.toMcpTool(description())
       assert.strictEqual(tool.name, "world_tools_text_upper")
       assert.strictEqual(tool.title, "world.tools.text.upper")
-      assert.deepStrictEqual(
-        [
-          tool.annotations?.readOnlyHint,
-          tool.annotations?.destructiveHint,
-          tool.annotations?.idempotentHint,
-          tool.annotations?.openWorldHint
-        ],
-        [true, false, true, false]
-      )
-      assert.deepStrictEqual(tool._meta, {
-        "ugent/path": "world.tools.text.upper",
-        "ugent/trust": 0,
-        "ugent/approval": false
-      })
+      assert.deepStrictEqual(tool.annotations, { readOnlyHint: true, openWorldHint: false })
+      assert.isUndefined(tool._meta)
     })
 
     it("takes the level the recipe requires and the approval flag from an offer", () => {
       const offer: Invoke.Offer = { ...description(), requiredTrust: 2, requiresApproval: true }
-      assert.deepStrictEqual(Mcp.toMcpTool(offer)._meta, {
-        "ugent/path": "world.tools.text.upper",
-        "ugent/trust": 2,
-        "ugent/approval": true
-      })
+      assert.deepStrictEqual(Mcp.toMcpTool(offer)._meta, { "ugent/trust": 2, "ugent/approval": true })
     })
 
     it("gives a non-object input an object root and declares no output schema for a non-object output", () => {

@@ -150,6 +150,44 @@ describe("checkpoints over MCP", () => {
     }).pipe(Effect.scoped, Effect.provide(served(ws.root)))
   })
 
+  it.effect(
+    "threat: one MCP client cannot undo another client's checkpoints at L1 without reading the files; with proofs of reading them it can",
+    () => {
+      const ws = workspace(start)
+      roots.push(ws)
+      return Effect.gen(function* () {
+        const alice = yield* memoryClient({ clientName: "alice" })
+        const bob = yield* memoryClient({ clientName: "bob" })
+        const listed = yield* edits(alice)
+        const denied = failureOf(
+          yield* bob.callTool({ name: "self_tools_checkpoint_restore", arguments: { to: listed.at(-1)!.id } })
+        )
+        assert.strictEqual(denied._tag, "TrustDenied")
+        assert.include(denied.message, "a.txt, b.md, c.ts, d/new.txt")
+        assert.strictEqual(readFileSync(join(ws.root, "a.txt"), "utf8"), "ALPHA\n")
+        // Alice undoes her own work with nothing more.
+        const own = resultOf(
+          yield* alice.callTool({ name: "self_tools_checkpoint_restore", arguments: { to: listed[0]!.id } })
+        )
+        assert.deepStrictEqual(own.undone, [listed[0]!.id])
+        // Bob, having read each file as it is now, may undo the rest, as he could overwrite them.
+        const proofs: Array<string> = []
+        for (const path of ["a.txt", "b.md", "c.ts"]) {
+          const read = resultOf(yield* bob.callTool({ name: "world_tools_file_read", arguments: { path } }))
+          proofs.push(read.proof as string)
+        }
+        const done = resultOf(
+          yield* bob.callTool({
+            name: "self_tools_checkpoint_restore",
+            arguments: { to: listed.at(-1)!.id, proofs }
+          })
+        )
+        assert.strictEqual((done.undone as ReadonlyArray<string>).length, 5)
+        assert.strictEqual(readFileSync(join(ws.root, "a.txt"), "utf8"), "alpha\n")
+      }).pipe(Effect.scoped, Effect.provide(served(ws.root)))
+    }
+  )
+
   it.effect("an L0 caller is offered the list but not the restore", () => {
     const ws = workspace(start)
     roots.push(ws)

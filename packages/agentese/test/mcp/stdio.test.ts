@@ -53,29 +53,30 @@ for (const target of targets) {
       assert.match(writer.getInstructions() ?? "", /proof/)
     })
 
-    it("lists the offered paths under provider-safe names, the dotted path as title and in _meta", async () => {
+    it("lists the offered paths under provider-safe names, the dotted path as title, the level above L0 in _meta", async () => {
       const { tools } = await writer.listTools()
       const names = tools.map((t) => t.name)
       for (const name of names) assert.match(name, /^[a-zA-Z0-9_-]{1,64}$/)
       assert.includeMembers(names, ["world_tools_file_read", "world_tools_file_write", "world_tools_file_edit"])
       const read = tools.find((t) => t.name === "world_tools_file_read")!
       assert.strictEqual(read.title, "world.tools.file.read")
-      assert.deepStrictEqual(read._meta, {
-        "ugent/path": "world.tools.file.read",
-        "ugent/trust": 0,
-        "ugent/approval": false
-      })
+      assert.isUndefined(read._meta)
       const write = tools.find((t) => t.name === "world_tools_file_write")!
       assert.strictEqual(write._meta?.["ugent/trust"], 1)
     })
 
     it("annotates read-only, destructive, idempotent and closed-world tools as the tool semantics say", async () => {
       const { tools } = await writer.listTools()
+      // As a client reads them, MCP's defaults filled in (not read-only, destructive, not idempotent, open world);
+      // destructive and idempotent mean something only for a tool that writes.
       const hints = (name: string) => {
         const a = tools.find((t) => t.name === name)!.annotations!
-        return [a.readOnlyHint, a.destructiveHint, a.idempotentHint, a.openWorldHint]
+        const readOnly = a.readOnlyHint ?? false
+        return readOnly
+          ? [readOnly, a.openWorldHint ?? true]
+          : [readOnly, a.destructiveHint ?? true, a.idempotentHint ?? false, a.openWorldHint ?? true]
       }
-      assert.deepStrictEqual(hints("world_tools_file_read"), [true, false, true, false])
+      assert.deepStrictEqual(hints("world_tools_file_read"), [true, false])
       assert.deepStrictEqual(hints("world_tools_file_write"), [false, true, true, false])
       assert.deepStrictEqual(hints("world_tools_file_edit"), [false, true, false, false])
     })

@@ -160,7 +160,8 @@ describe("ugent mcp --mount: a policy gateway in front of registry MCP servers",
       await direct.close()
     }
     // Levels from the hints: a read L0, a destructive write L3.
-    assert.strictEqual(tools.get("world_mcp_fs_read-text-file")!._meta?.["ugent/trust"], 0)
+    // L0 is not written: a tool lists its level in _meta only above L0.
+    assert.isUndefined(tools.get("world_mcp_fs_read-text-file")!._meta?.["ugent/trust"])
     assert.strictEqual(tools.get("world_mcp_fs_write-file")!._meta?.["ugent/trust"], 3)
     assert.strictEqual(tools.get("world_mcp_mem_create-entities")!._meta?.["ugent/trust"], 2)
   })

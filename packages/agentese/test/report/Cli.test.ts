@@ -188,6 +188,52 @@ describe("ugent report", () => {
         }).pipe(Effect.scoped)
     )
 
+    it.live(
+      "the budget runs out: the report keeps the model's findings so far, with its steps, sizes, per-tool counts and a confidence",
+      () =>
+        Effect.gen(function* () {
+          const root = folder({ "a.txt": "alpha\n", "b.txt": "b\n", "c.txt": "c\n" })
+          const server = yield* serve(
+            script([
+              toolCalls([["world_tools_file_read", { path: "a.txt" }]]),
+              toolCalls([["world_tools_file_read", { path: "b.txt" }]]),
+              toolCalls([["world_tools_file_read", { path: "c.txt" }]]),
+              // Told the budget ran out, the model writes what it found.
+              completion({ content: JSON.stringify(sections) }, "stop")
+            ])
+          )
+          const run = yield* Effect.promise(() =>
+            ugent(["report", "--root", root, "--max-calls", "1", "--stores", "memory"], {
+              cwd: emptyFolder(),
+              env: { ...clean, UGENT_MODEL: `openai-compatible:${server.url}/v1#gpt-4o-mini` }
+            })
+          )
+          assert.strictEqual(run.code, 0, run.stderr)
+          // The steps on the terminal: Step n/of with its id and time, each call with its size and time.
+          assert.match(
+            run.stderr,
+            /ugent: Step 1\/3 \(agent-[0-9a-f-]+\/1, \d+\.\d s\)\nugent: {3}file\.read\(a\.txt\) → \d+ B \(\d+ ms\)\n/
+          )
+          assert.match(run.stderr, /ugent: Step 2\/3 .*\nugent: {3}file\.read\(b\.txt\) → CallBudgetSpent: /)
+          const saved = Schema.decodeUnknownSync(Report.Report)(
+            JSON.parse(readFileSync(`${root}/.ugent/reports/latest.json`, "utf8"))
+          )
+          // The model's findings, not only the list of calls.
+          assert.deepStrictEqual(saved.currentState, sections.currentState)
+          assert.match(saved.incomplete!, /budget ran out \(its 3 steps were used up\); these are its findings so far/)
+          const [read] = saved.attribution.toolCalls
+          assert.strictEqual(saved.attribution.toolCalls.length, 1)
+          assert.strictEqual(read!.step, 1)
+          assert.match(read!.stepId!, /^agent-[0-9a-f-]+\/1$/)
+          assert.isAbove(read!.resultBytes!, 0)
+          assert.deepStrictEqual(saved.attribution.perTool, [
+            { path: "world.tools.file.read", calls: 1, ok: 1, failed: 0 }
+          ])
+          assert.strictEqual(saved.attribution.confidence!.level, "medium")
+          assert.include(run.stdout, "Confidence: medium. The findings were written when its 3 steps were used up")
+        }).pipe(Effect.scoped)
+    )
+
     it.live("with an Anthropic server: the same protocol over the Messages API", () =>
       Effect.gen(function* () {
         const root = folder({ "package.json": JSON.stringify({ name: "model-fixture" }) })

@@ -2,7 +2,9 @@
  * A key a tool does not take is refused on every projection (the road, MCP,
  * HTTP, the CLI), with the keys the tool takes and the one each unknown key
  * most likely means; the listings say so (`additionalProperties: false`).
- * Before, `{ path, startLine, endLine }` to file.read returned the whole file.
+ * Before, `{ path, startLine, endLine }` to file.read returned the whole file
+ * (file.read now takes those names; `{ path, from, to }` stands for the words
+ * it does not take).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -14,11 +16,11 @@ import { ugent, workspace } from "../cli/fixture.ts"
 import { post, serve } from "../http/fixture.ts"
 import { memoryClient } from "../mcp/fixtures/memory.ts"
 
-const wanted = "Did you mean offset (for startLine), limit (for endLine)?"
-const asked = { path: "a.txt", startLine: 1, endLine: 2 }
+const wanted = "Did you mean startLine (for from), endLine (for to)?"
+const asked = { path: "a.txt", from: 1, to: 2 }
 
 describe("unknown arguments, on every projection", () => {
-  it.effect("threat: MCP ignores {path, startLine, endLine} and returns the whole file", () =>
+  it.effect("threat: MCP ignores {path, from, to} and returns the whole file", () =>
     Effect.gen(function* () {
       const root = mkdtempSync(join(tmpdir(), "ugent-args-"))
       writeFileSync(join(root, "a.txt"), "alpha\nbeta\ngamma\n")
@@ -42,18 +44,18 @@ describe("unknown arguments, on every projection", () => {
     })
   )
 
-  it.effect("threat: HTTP ignores {path, startLine, endLine} and returns the whole file", () =>
+  it.effect("threat: HTTP ignores {path, from, to} and returns the whole file", () =>
     Effect.gen(function* () {
       const { url } = yield* serve()
       const r = yield* post(`${url}/v1/invoke/world.tools.file.read`, asked)
       assert.strictEqual(r.status, 400)
       assert.strictEqual(r.body.error._tag, "UnknownArguments")
-      assert.deepStrictEqual(r.body.error.known, ["path", "offset", "limit"])
+      assert.deepStrictEqual(r.body.error.known, ["path", "offset", "limit", "startLine", "endLine"])
       assert.include(r.body.error.message, wanted)
     }).pipe(Effect.scoped)
   )
 
-  it("threat: the CLI ignores {path, startLine, endLine} and returns the whole file", async () => {
+  it("threat: the CLI ignores {path, from, to} and returns the whole file", async () => {
     const root = workspace()
     const r = await ugent(["invoke", "world.tools.file.read", "--input", JSON.stringify(asked), "--stores", "memory"], {
       cwd: root

@@ -8,6 +8,7 @@
 import { Boundary, type Family, Observer as ObserverModule, ReadProof, Tool, ToolError, Trust } from "@ugent/core"
 import {
   Audited,
+  Journal,
   AuditStore,
   CircuitBreaker,
   type CircuitBreakerOptions,
@@ -224,7 +225,12 @@ export const serve = (entry: Entry, deps: Deps) => {
     output: Schema.Unknown,
     failure: Schema.Unknown
   }) as Tool.Tool<unknown, unknown, unknown, Needs>
-  return core.pipe(Audited({ path }), Traced({ path }))
+  // The road's audit records the result in a sentence: an over-budget result's own, else what it holds.
+  const summarizeResult = (o: unknown) => {
+    const over = o as { readonly overBudget?: unknown; readonly summary?: unknown } | undefined
+    return over?.overBudget === true && typeof over.summary === "string" ? over.summary : Budget.sentence(path, o)
+  }
+  return core.pipe(Audited({ path, summarizeResult }), Traced({ path }))
 }
 
 /** What a served call needs from the road, besides the plan. */
@@ -289,7 +295,15 @@ export const referenceLayer = (options: {
           const settings = ProfileModule.settings(recipe, {}, options.fallbackProfile ?? "local")
           const decision = Recipe.decide(recipe, entry.path, entry.level?.min ?? entry.tool.trust)
           const started = yield* Clock.currentTimeMillis
-          yield* events.publish({ _tag: "tool.invoked", id: callId, path, observerId: observer.id, at: started })
+          yield* events.publish({
+            _tag: "tool.invoked",
+            id: callId,
+            path,
+            observerId: observer.id,
+            at: started,
+            trust: observer.trust,
+            input: Journal.inputSummary(input)
+          })
           const exit = yield* served
             .get(path)!
             .run(input)
@@ -322,9 +336,20 @@ export const referenceLayer = (options: {
             }
           }
           const at = yield* Clock.currentTimeMillis
-          const common = { id: outcome.callId, path: outcome.path, observerId: observer.id, at }
-          if (outcome.ok) yield* events.publish({ _tag: "tool.completed", ...common, durationMillis: at - started })
-          else if (outcome.kind === "denied") {
+          const common = { id: outcome.callId, path: outcome.path, observerId: observer.id, at, trust: observer.trust }
+          if (outcome.ok) {
+            const over = outcome.result as { readonly overBudget?: unknown; readonly summary?: unknown }
+            yield* events.publish({
+              _tag: "tool.completed",
+              ...common,
+              durationMillis: at - started,
+              resultSummary:
+                over?.overBudget === true && typeof over.summary === "string"
+                  ? over.summary
+                  : Budget.sentence(path, outcome.result),
+              estimatedTokens: Journal.estimateTokens(Journal.resultText(outcome.result))
+            })
+          } else if (outcome.kind === "denied") {
             yield* events.publish({ _tag: "tool.trust_denied", ...common, reason: outcome.error.message })
           } else if (outcome.kind === "rate_limited") {
             yield* events.publish({

@@ -25,8 +25,14 @@ const distance = (a: string, b: string): number => {
 /** A name without case, `_` or `-`: `file_path`, `filePath` and `FILE-PATH` are one name. */
 const normal = (key: string) => key.toLowerCase().replace(/[_-]/g, "")
 
-/** Words models send for the names tools take (normalised), by the name they mean. */
+/**
+ * Words models send for the names tools take (normalised), by the name they
+ * mean; where a tool takes two names a word fits, the one listed first wins
+ * (`from` is `startLine` where a tool takes it, else `offset`).
+ */
 const aliases: Readonly<Record<string, ReadonlyArray<string>>> = {
+  startLine: ["start", "line", "linestart", "fromline", "from", "firstline", "begin"],
+  endLine: ["end", "lineend", "toline", "to", "lastline", "until"],
   path: ["file", "filepath", "filename", "dir", "directory", "folder", "target"],
   offset: ["startline", "start", "line", "linestart", "fromline", "from", "firstline", "begin", "skip"],
   limit: [
@@ -82,7 +88,7 @@ export const nearestKeys = (
     (u) =>
       !take(
         u,
-        [...free].find((k) => aliases[k]?.includes(normal(u)) === true)
+        Object.keys(aliases).find((k) => free.has(k) && aliases[k]!.includes(normal(u)))
       )
   )
   for (const u of rest) {

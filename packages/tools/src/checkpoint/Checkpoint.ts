@@ -7,9 +7,10 @@
  *
  * @since 0.3.0
  */
-import { Family, ReadProof, Tool, ToolError, Trust } from "@ugent/core"
-import { Effect, Schema } from "effect"
+import { Family, Observer, ReadProof, Tool, ToolError, Trust } from "@ugent/core"
+import { Effect, Option, Schema } from "effect"
 import * as Checkpoints from "../Checkpoints.ts"
+import { checkProofFor, checkUnchanged, readForProof } from "../internal/workspace/causal.ts"
 import { isoTime } from "../internal/workspace/isoTime.ts"
 import * as StateDir from "../StateDir.ts"
 import * as Workspace from "../Workspace.ts"
@@ -92,7 +93,7 @@ const ListInput = Schema.Struct({
 export const list = Tool.make({
   name: "checkpoint.list",
   description:
-    "List the workspace's checkpoints, newest first: each write, edit, shell command or restore that changed files, with the files, the caller and the time. Pass an id to self.tools.checkpoint.restore to undo it and everything after it.",
+    "List the workspace's checkpoints, newest first: each write, edit, shell command or restore that changed files, with the files, caller and time. self.tools.checkpoint.restore undoes one and all after it.",
   input: ListInput,
   output: Schema.Struct({ checkpoints: Schema.Array(Listed), total: Schema.Int }),
   failure: Schema.Union([...storeErrors]),
@@ -111,13 +112,12 @@ export const list = Tool.make({
 
 const RestoreInput = Schema.Struct({
   to: Schema.String.check(Schema.isNonEmpty()).annotate({
-    description:
-      "The id of the checkpoint to undo, with every checkpoint after it (from self.tools.checkpoint.list): the workspace goes back to how it was before it."
+    description: "The id (from self.tools.checkpoint.list) of the first checkpoint to undo."
   }),
   proofs: Schema.optionalKey(
     Schema.Array(ReadProof.ReadProofFromToken).annotate({
       description:
-        "Proof tokens of whole-file reads (world.tools.file.read) of files someone changed since: their current content may then be overwritten."
+        "Proofs of whole-file reads of the files changed since, or by another caller: they may then be overwritten."
     })
   )
 })
@@ -145,9 +145,58 @@ export const RestoreOutput = Schema.Struct({
 })
 
 /**
+ * Undoing another caller's checkpoint (another observer, or another session
+ * of the same one: two MCP clients of one server) takes back their work, so
+ * it needs what overwriting (or removing) those files needs: for each file such a
+ * checkpoint changed that is there now, a proof of a whole read of its
+ * current content among `proofs`; without them, L2 and a confirmation.
+ * A caller's own checkpoints need nothing more.
+ */
+const requireOwnOrRead = (
+  ws: Workspace.WorkspaceShape,
+  undone: ReadonlyArray<Checkpoints.Checkpoint>,
+  input: typeof RestoreInput.Type
+) =>
+  Effect.gen(function* () {
+    const observer = yield* Effect.serviceOption(Observer.Observer)
+    const me = Option.isSome(observer) ? observer.value.id : "anonymous"
+    // Every connection of one server is the server's observer: its session tells two MCP clients apart.
+    const session = (yield* Checkpoints.CurrentCall)?.session
+    const theirs = undone.filter(
+      (c) => c.caller !== me || (c.session !== undefined && session !== undefined && c.session !== session)
+    )
+    if (theirs.length === 0) return
+    const files = [...new Set(theirs.flatMap((c) => c.files.map((f) => f.path)))].sort()
+    const unread: Array<string> = []
+    for (const file of files) {
+      // A file that is not there (or not a regular file) is overwritten by nothing; the restore judges the rest.
+      const target = yield* Effect.option(ws.resolve(file, { expect: "file" }))
+      if (Option.isNone(target)) continue
+      const read = yield* Effect.option(
+        Effect.gen(function* () {
+          const given = (input.proofs ?? []).find((p) => p.path === target.value.relative)
+          const proof = yield* checkProofFor(ws, target.value, given, true)
+          yield* checkUnchanged(target.value, proof, yield* readForProof(ws, target.value, proof))
+        })
+      )
+      if (Option.isNone(read)) unread.push(file)
+    }
+    if (unread.length === 0) return
+    const callers = [...new Set(theirs.map((c) => c.caller))].join(", ")
+    yield* Trust.escalate(
+      "checkpoint.restore",
+      2,
+      `the range holds checkpoints of another caller (${callers}); undoing them overwrites ${unread.join(", ")}, which needs a proof of reading each one's current content (pass world.tools.file.read proofs in "proofs"), or L2 and a confirmation`,
+      input
+    )
+  })
+
+/**
  * `checkpoint.restore`: the workspace back as it was before a checkpoint,
  * all or nothing. L1; a file outside the writable globs, or a hook script,
- * needs L2 with a confirmation, as a write would.
+ * needs L2 with a confirmation, as a write would, and so does undoing
+ * another caller's checkpoint without proofs of reading the files it
+ * changed as they are now.
  *
  * @category tools
  * @since 0.3.0
@@ -155,7 +204,7 @@ export const RestoreOutput = Schema.Struct({
 export const restore = Tool.make({
   name: "checkpoint.restore",
   description:
-    'Undo a checkpoint and every later one: each file they changed gets back the content it had before (created files are removed, deleted ones come back). All or nothing; refused, naming the files, if one changed since (pass "proofs" of reading them to overwrite) or is now a link or a directory. The restore is a checkpoint too, so it can be undone.',
+    'Undo a checkpoint and every later one: each file gets back its content from before (created files go, deleted ones come back). All or nothing; refused, naming the files, if one changed since or was changed by another caller (pass "proofs" of reading them), or is now a link or a directory. A restore is a checkpoint too.',
   input: RestoreInput,
   output: RestoreOutput,
   failure: Schema.Union([
@@ -168,7 +217,8 @@ export const restore = Tool.make({
     Workspace.ConcurrentChange,
     ...Workspace.pathErrors,
     Checkpoints.CheckpointRefused,
-    StateDir.StateRefused
+    StateDir.StateRefused,
+    Workspace.ChangedSinceApproval
   ]),
   trust: 1,
   effects: { readsFs: true, writesFs: true, idempotent: false },
@@ -191,6 +241,7 @@ export const restore = Tool.make({
           input
         )
       }
+      yield* requireOwnOrRead(ws, all.slice(0, at + 1), input)
       const done = yield* store.restore(input.to, { proofs: input.proofs ?? [] })
       return {
         to: done.to,

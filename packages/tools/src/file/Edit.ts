@@ -142,7 +142,8 @@ export const Failure = Schema.Union([
   Workspace.BinaryFile,
   Workspace.FileTooLarge,
   Checkpoints.CheckpointRefused,
-  StateDir.StateRefused
+  StateDir.StateRefused,
+  Workspace.ChangedSinceApproval
 ])
 
 /** Start indices of every occurrence, overlapping ones included (they make a single edit ambiguous). */

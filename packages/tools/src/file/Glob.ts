@@ -36,6 +36,7 @@ import { Effect, Schema } from "effect"
 import braces from "braces"
 import picomatch from "picomatch"
 import { type Candidate, walk } from "../internal/search/walk.ts"
+import { isoTime } from "../internal/workspace/isoTime.ts"
 import * as Workspace from "../Workspace.ts"
 
 /**
@@ -51,7 +52,12 @@ export const Input = Schema.Struct({
   ),
   sort: Schema.optionalKey(
     Schema.Literals(["name", "modified", "size"]).annotate({
-      description: "Order: by path (default), newest first, or largest first; ties by path."
+      description: "Order: by path (default), newest or largest first."
+    })
+  ),
+  sortBy: Schema.optionalKey(
+    Schema.Literals(["name", "mtime", "size"]).annotate({
+      description: "Order, as sort (give one): name, mtime or size."
     })
   ),
   limit: Schema.optionalKey(
@@ -77,6 +83,8 @@ export const Input = Schema.Struct({
 export const Output = Schema.Struct({
   /** Matching files, relative to the workspace root. */
   files: Schema.Array(Schema.String),
+  /** The same files, in the same order, each with its size in bytes and its ISO 8601 modification time (a link's are its target's). */
+  entries: Schema.Array(Schema.Struct({ path: Schema.String, size: Schema.Int, modified: Schema.String })),
   /** Matches found in the directories searched (all of them, past `limit`). */
   totalMatches: Schema.Int,
   /** Something was left out: matches past `limit`, or directories below `maxDepth` (see `truncatedBy`). */
@@ -254,7 +262,7 @@ const byPath = (a: Match, b: Match) => (a.relative < b.relative ? -1 : a.relativ
 export const glob = Tool.make({
   name: "file.glob",
   description:
-    "Find files by glob pattern (e.g. **/*.ts), relative to the workspace root or `path`. Sorted by path (or newest/largest first); node_modules, .git, dist and build are skipped. Searches maxDepth (default 10) directory levels; truncatedBy says when the limit or maxDepth left matches out.",
+    "Find files by glob pattern (e.g. **/*.ts) under the root or `path`, each with its size and modification time, by path or sortBy. node_modules, .git, dist and build are skipped; maxDepth levels (default 10); truncatedBy says when matches were left out.",
   input: Input,
   output: Output,
   failure: Failure,
@@ -273,9 +281,15 @@ export const glob = Tool.make({
       if (!(Number.isInteger(maxDepth) && maxDepth >= 0)) {
         return yield* invalid(`maxDepth must be an integer of at least 0 (got ${maxDepth})`)
       }
+      const bySortBy = input.sortBy === undefined ? undefined : input.sortBy === "mtime" ? "modified" : input.sortBy
+      if (input.sort !== undefined && bySortBy !== undefined && input.sort !== bySortBy) {
+        return yield* invalid(
+          `sort and sortBy name two orders (got ${input.sort} and ${input.sortBy}); give one of them`
+        )
+      }
       const ws = yield* Workspace.Workspace
       const base = yield* ws.resolve(input.path ?? ".", { expect: "directory" })
-      const sort = input.sort ?? "name"
+      const sort = input.sort ?? bySortBy ?? "name"
       const compiled = yield* Effect.try({
         try: () => compilePattern(input.pattern, input.hidden === true),
         catch: (e) => invalid(`the pattern could not be used: ${e instanceof Error ? e.message : String(e)}`)
@@ -319,38 +333,34 @@ export const glob = Tool.make({
           continue
         }
         if (entry.kind === "file") {
-          const st = sort === "name" ? undefined : entry.lstat()
-          if (sort !== "name" && st === undefined) continue
-          matches.push({ relative: entry.relative, size: st?.size ?? 0, mtimeMs: st?.mtimeMs ?? 0 })
+          // Read now, through the directory the walk holds open: a file gone since is left out.
+          const st = entry.lstat()
+          if (st === undefined) continue
+          matches.push({ relative: entry.relative, size: st.size, mtimeMs: st.mtimeMs })
           continue
         }
         // A link is listed when the workspace resolves it to a regular file inside; its target is never walked.
         const target = yield* ws.resolve(entry.relative, { expect: "file" }).pipe(Effect.option)
         if (target._tag === "None") continue
-        if (sort === "name") matches.push({ relative: entry.relative, size: 0, mtimeMs: 0 })
-        else {
-          const st = yield* Effect.tryPromise(() => fsp.stat(target.value.real)).pipe(Effect.option)
-          if (st._tag === "None") continue
-          matches.push({ relative: entry.relative, size: st.value.size, mtimeMs: st.value.mtimeMs })
-        }
+        const st = yield* Effect.tryPromise(() => fsp.stat(target.value.real)).pipe(Effect.option)
+        if (st._tag === "None") continue
+        matches.push({ relative: entry.relative, size: st.value.size, mtimeMs: st.value.mtimeMs })
       }
-      // Default string order is code-unit order, the same as byPath, and faster than a comparator.
-      const ordered =
+      const ordered = matches.sort(
         sort === "name"
-          ? matches.map((m) => m.relative).sort()
-          : matches
-              .sort(
-                sort === "modified"
-                  ? (a, b) => b.mtimeMs - a.mtimeMs || byPath(a, b)
-                  : (a, b) => b.size - a.size || byPath(a, b)
-              )
-              .map((m) => m.relative)
+          ? byPath
+          : sort === "modified"
+            ? (a, b) => b.mtimeMs - a.mtimeMs || byPath(a, b)
+            : (a, b) => b.size - a.size || byPath(a, b)
+      )
+      const shown = ordered.slice(0, limit)
       const truncatedBy = [
         ...(ordered.length > limit ? (["limit"] as const) : []),
         ...(deeper > 0 ? (["maxDepth"] as const) : [])
       ]
       return {
-        files: ordered.slice(0, limit),
+        files: shown.map((m) => m.relative),
+        entries: shown.map((m) => ({ path: m.relative, size: m.size, modified: isoTime(m.mtimeMs) })),
         totalMatches: ordered.length,
         truncated: truncatedBy.length > 0,
         ...(truncatedBy.length > 0 ? { truncatedBy } : {})

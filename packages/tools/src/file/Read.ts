@@ -65,7 +65,19 @@ export const Input = Schema.Struct({
   ),
   limit: Schema.optionalKey(
     Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)).annotate({
-      description: "How many lines to show (default 2000). 0 shows none and only reports the counts."
+      description:
+        "How many lines to show (default 2000, or the caller's maxLines). 0 shows none and only reports the counts."
+    })
+  ),
+  startLine: Schema.optionalKey(
+    Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({
+      description: "First line to show, 1-based: the same as offset (give one of the two)."
+    })
+  ),
+  endLine: Schema.optionalKey(
+    Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({
+      description:
+        "Last line to show, 1-based and inclusive (instead of limit): startLine 10 and endLine 20 show 11 lines."
     })
   )
 })
@@ -121,6 +133,29 @@ export const Failure = Schema.Union([
 ])
 
 /**
+ * The window asked for, as `offset` and `limit`: `startLine` is `offset`
+ * under the documents' name, and `endLine` (inclusive) stands for the limit
+ * that reaches it. Giving a line by both names, or an end before the start,
+ * is an error that says what to send.
+ */
+const lineWindow = (input: typeof Input.Type): { offset?: number; limit?: number } | string => {
+  const { offset, limit, startLine, endLine } = input
+  if (startLine !== undefined && offset !== undefined) {
+    return `startLine and offset both name the first line (got ${startLine} and ${offset}); give one of them`
+  }
+  if (endLine !== undefined && limit !== undefined) {
+    return `endLine and limit both bound the lines shown (got ${endLine} and ${limit}); give one of them`
+  }
+  const first = startLine ?? offset
+  if (endLine === undefined)
+    return { ...(first === undefined ? {} : { offset: first }), ...(limit === undefined ? {} : { limit }) }
+  if (!Number.isInteger(endLine) || endLine < (first ?? 1)) {
+    return `endLine must be an integer at or after the first line ${first ?? 1} (got ${endLine}); endLine is inclusive`
+  }
+  return { offset: first ?? 1, limit: endLine - (first ?? 1) + 1 }
+}
+
+/**
  * Reads a window of a text file. Binary files (a NUL byte or invalid UTF-8
  * in the first 8 KB) are refused without reading the rest; files over 1 MB,
  * directories, FIFOs, devices and sockets are refused; the proof covers the
@@ -151,14 +186,18 @@ export const Failure = Schema.Union([
 export const read = Tool.make({
   name: "file.read",
   description:
-    "Read a text file of the workspace. Lines are numbered `N<TAB>line`; read the next part with offset = nextOffset. Returns a proof to pass to file.write or file.edit.",
+    "Read a text file of the workspace. Lines are numbered `N<TAB>line`; read a range with startLine/endLine (1-based, inclusive) or offset/limit, and the next part with offset = nextOffset. Returns a proof to pass to file.write or file.edit.",
   input: Input,
   output: Output,
   failure: Failure,
   trust: 0,
   effects: { readsFs: true, idempotent: true },
-  run: ({ path, offset, limit }) =>
+  run: (input) =>
     Effect.gen(function* () {
+      const window = lineWindow(input)
+      if (typeof window === "string") return yield* new ToolError.InvalidInput({ tool: "file.read", issues: window })
+      const { path } = input
+      const { offset, limit } = window
       if (offset !== undefined && !(Number.isInteger(offset) && offset >= 1)) {
         return yield* new ToolError.InvalidInput({
           tool: "file.read",

@@ -77,7 +77,8 @@ export const Failure = Schema.Union([
   Workspace.BinaryFile,
   Workspace.FileTooLarge,
   Checkpoints.CheckpointRefused,
-  StateDir.StateRefused
+  StateDir.StateRefused,
+  Workspace.ChangedSinceApproval
 ])
 
 /**

@@ -154,7 +154,7 @@ const workingFile = (input: string) =>
 export const blame = Tool.make({
   name: "git.blame",
   description:
-    "Show, for each line of a file, the commit that last changed it (hash, author, date, subject) and the line's number in that commit. Blames the working-tree file by default (uncommitted lines have commit null) or the file at rev; startLine/endLine pick a range; at most maxLines (default 2000) lines per call.",
+    "Show, for each line of a file, the commit that last changed it (hash, author, date, subject) and its line there. Blames the working tree (uncommitted lines: commit null) or rev; startLine/endLine pick a range; at most maxLines (default 2000).",
   input: Input,
   output: Output,
   failure: Failure,

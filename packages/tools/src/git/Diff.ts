@@ -191,7 +191,7 @@ export const Failure = ToolFailure
 export const diff = Tool.make({
   name: "git.diff",
   description:
-    "Show what changed in the repository: by default the working tree against the last commit (HEAD). Give base and compare revisions to compare commits, staged to see what is staged, paths to limit. Returns files with status, typed hunks with line numbers, and statistics; hunks are capped by maxDiffSize (truncated says so).",
+    "Show what changed: by default the working tree against HEAD; base and compare revisions compare commits, staged what is staged, paths limit it. Returns files with status, hunks with line numbers, and statistics.",
   input: Input,
   output: Output,
   failure: Failure,

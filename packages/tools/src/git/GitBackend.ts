@@ -3,7 +3,8 @@
  * the same structured results: `native` runs the `git` binary (spawned with an
  * argument vector, never a shell; revisions checked and resolved before use;
  * paths after `--`; a scrubbed environment and configuration overrides so
- * values stored in the repository's config cannot run commands; no hooks),
+ * values stored in the repository's config cannot run commands; reads run
+ * no hooks, writes only those in the repository's `.git`),
  * and `isomorphic` reads the repository in JavaScript with isomorphic-git,
  * for machines without git (its line diff and blame are ours, built to
  * agree with git's). {@link layer} picks native when `git` runs, isomorphic

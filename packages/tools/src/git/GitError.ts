@@ -9,6 +9,7 @@
  */
 import { ToolError } from "@ugent/core"
 import { Schema } from "effect"
+import { StateRefused } from "../internal/workspace/errors.ts"
 import * as Workspace from "../Workspace.ts"
 
 /**
@@ -150,6 +151,85 @@ export class GitFailed extends Schema.TaggedError<GitFailed>()("GitFailed", {
 }
 
 /**
+ * A git write refused before anything changed, with what to do instead:
+ * nothing staged to commit; a staged file whose name holds a secret (the
+ * same names `file.read` refuses: environment files, keys, credential
+ * stores, and the recipe's `blocked`); an amend of a commit already on a
+ * remote-tracking branch, of someone else's commit, or with no commit yet; no
+ * configured user; a hook the repository would run that the tools cannot
+ * run safely; a branch that exists already or is not there; a bad branch
+ * name; tracked changes or unmerged files in the way; nothing to stash or no
+ * stash to pop; a path git ignores.
+ *
+ * **Example** (A staged environment file)
+ * ```ts
+ * import { GitError } from "@ugent/tools"
+ * const e = new GitError.GitWriteRefused({ operation: "commit", reason: "secret-staged", names: [".env"] })
+ * console.log(e.message.split(":")[0])
+ * // => Refused git commit
+ * ```
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class GitWriteRefused extends Schema.TaggedError<GitWriteRefused>()("GitWriteRefused", {
+  operation: Schema.String,
+  reason: Schema.Literals([
+    "nothing-staged",
+    "secret-staged",
+    "amend-pushed",
+    "amend-author",
+    "no-commits",
+    "no-identity",
+    "hooks-outside",
+    "hooks-unsupported",
+    "hook-refused",
+    "branch-exists",
+    "no-such-branch",
+    "invalid-branch-name",
+    "changes-in-the-way",
+    "conflicted",
+    "nothing-to-stash",
+    "no-stash",
+    "ignored",
+    "invalid-message",
+    "linked-worktree"
+  ]),
+  /** The files, refs, hooks or names at fault. */
+  names: Schema.optionalKey(Schema.Array(Schema.String))
+}) {
+  static readonly kind: ToolError.Kind = "invalid_input"
+  override get message(): string {
+    const names = (this.names ?? []).map((n) => JSON.stringify(n).slice(1, -1)).join(", ")
+    const why: Record<typeof this.reason, string> = {
+      "nothing-staged": "nothing is staged. Stage files with world.tools.git.add first (git.status shows what changed)",
+      "secret-staged": `${names} ${this.names?.length === 1 ? "is a file" : "are files"} whose name holds a secret (the names file.read refuses), so no commit takes ${this.names?.length === 1 ? "it" : "them"}. Unstage ${this.names?.length === 1 ? "it" : "them"} (a person runs git restore --staged), and list the name in .gitignore`,
+      "amend-pushed": `HEAD is already on the remote-tracking branch${this.names?.length === 1 ? "" : "es"} ${names}, and a pushed commit is never amended. Make a new commit instead`,
+      "amend-author": `HEAD was written by ${names}, not by the configured user, and only one's own commit is amended. Make a new commit instead`,
+      "no-commits": "the repository has no commit yet. Make the first commit (git.add, then git.commit without amend)",
+      "no-identity":
+        "no user is configured for commits. A person sets user.name and user.email in the repository's configuration (git config user.name ...), or the host passes an identity",
+      "hooks-outside": `the repository runs the hook${this.names?.length === 1 ? "" : "s"} ${names} from a folder outside its .git directory (core.hooksPath), which a write in the workspace could change, so the tools do not run ${this.names?.length === 1 ? "it" : "them"} and never skip ${this.names?.length === 1 ? "it" : "them"}. A person runs this git command, or moves the hooks into .git/hooks`,
+      "hooks-unsupported": `the repository has the hook${this.names?.length === 1 ? "" : "s"} ${names}, which the isomorphic backend (used when the git binary is missing) cannot run, and hooks are never skipped. Install git, or a person runs this git command`,
+      "hook-refused": `the repository's hook${this.names?.length === 1 ? "" : "s"} ${names} exited with an error, so nothing was committed. Look at what ${this.names?.length === 1 ? "it checks" : "they check"} (the hooks are in .git/hooks), fix it, stage again and commit`,
+      "branch-exists": `the branch ${names} exists already, and no branch is moved or overwritten. Choose another name, or switch to it with world.tools.git.switch`,
+      "no-such-branch": `there is no local branch ${names}. Check the name (world.tools.git.branch lists the branches after making one), or pass create: true to make it`,
+      "invalid-branch-name": `${names} is not a branch name git accepts (no leading "-", spaces, "..", "~^:?*[\\", "@{", a part starting with "." or ending in ".lock"). Choose a plain name such as "feature/login"`,
+      "changes-in-the-way": `${names === "" ? "tracked files" : names} ${this.names?.length === 1 ? "has" : "have"} changes the switch would overwrite. Commit them (git.add, git.commit) or put them aside with world.tools.git.stash first`,
+      conflicted: `${names} ${this.names?.length === 1 ? "is" : "are"} unmerged. A person resolves the conflict first`,
+      "nothing-to-stash": "there are no changes to tracked files to put aside",
+      "no-stash": "there is no stash entry to pop",
+      ignored: `${names} ${this.names?.length === 1 ? "is" : "are"} ignored by .gitignore, and ignored files are not staged. Remove the ignore rule first if the file belongs in the repository`,
+      "invalid-message":
+        "the commit message is empty or holds a NUL byte. Pass a message with a subject line (the message is data, passed to git as is, never through a shell)",
+      "linked-worktree":
+        "the isomorphic backend (used when the git binary is missing) cannot write a linked worktree's own index. Install git to write here"
+    }
+    return `Refused git ${this.operation}: ${why[this.reason]}.`
+  }
+}
+
+/**
  * Any failure of a git backend.
  *
  * @category models
@@ -190,3 +270,13 @@ export const ToolFailure = Schema.Union([
   Workspace.ConcurrentChange,
   ...Workspace.pathErrors
 ])
+
+/**
+ * Everything a git write tool may fail with: what a reading tool may, the
+ * refusals of `GitWriteRefused`, and `StateRefused` (the checkpoint of a
+ * working-tree change could not be kept: `.ugent` is not as ugent made it).
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
+export const WriteFailure = Schema.Union([...ToolFailure.members, GitWriteRefused, StateRefused])

@@ -14,6 +14,7 @@ import { GitBackend } from "./GitBackend.ts"
 import { ToolFailure } from "./GitError.ts"
 import { diffShape, locate, repositoryOption } from "./internal/locate.ts"
 import * as Results from "./internal/results.ts"
+import * as When from "./internal/when.ts"
 
 /**
  * A commit. `date` is the author date and `committerDate` the commit date,
@@ -69,11 +70,14 @@ export const Input = Schema.Struct({
   ),
   since: Schema.optionalKey(
     Schema.String.annotate({
-      description: "Only commits made at or after this ISO 8601 date (UTC unless an offset is given)."
+      description:
+        'Only commits at or after this date: ISO 8601 ("2024-05-01") or relative ("1 week ago", "yesterday").'
     })
   ),
   until: Schema.optionalKey(
-    Schema.String.annotate({ description: "Only commits made at or before this ISO 8601 date." })
+    Schema.String.annotate({
+      description: 'Only commits made at or before this date: ISO 8601, or relative ("2 days ago").'
+    })
   ),
   author: Schema.optionalKey(
     Schema.String.annotate({
@@ -117,18 +121,19 @@ export type Output = typeof Output.Type
  */
 export const Failure = ToolFailure
 
-const dateOption = (tool: string, name: string, value: string | undefined) => {
-  if (value === undefined) return Effect.succeed(undefined)
-  const ms = Date.parse(value)
-  return Number.isNaN(ms)
-    ? Effect.fail(
-        new ToolError.InvalidInput({
-          tool,
-          issues: `${name} must be an ISO 8601 date such as "2024-05-01" or "2024-05-01T12:00:00Z" (got ${JSON.stringify(value)})`
-        })
+const dateOption = (tool: string, name: string, value: string | undefined) =>
+  value === undefined
+    ? Effect.succeed(undefined)
+    : Effect.flatMap(When.seconds(value), (at) =>
+        at === undefined
+          ? Effect.fail(
+              new ToolError.InvalidInput({
+                tool,
+                issues: `${name} must be an ISO 8601 date such as "2024-05-01" or "2024-05-01T12:00:00Z", or a relative one such as "1 week ago", "3 days ago" or "yesterday" (got ${JSON.stringify(value)})`
+              })
+            )
+          : Effect.succeed(at)
       )
-    : Effect.succeed(Math.floor(ms / 1000))
-}
 
 const textOption = (tool: string, name: string, value: string | undefined) =>
   value === undefined
@@ -175,7 +180,7 @@ const textOption = (tool: string, name: string, value: string | undefined) =>
 export const log = Tool.make({
   name: "git.log",
   description:
-    "List commits, newest first: hash, author, ISO date, message, files changed and line statistics. Filter by path, date window (since/until), author or message text; limit defaults to 20 (at most 100) and truncated says when more matched. includeDiff adds each commit's diff.",
+    "List commits, newest first: hash, author, date, message, files changed and statistics. Filter by path, since/until, author or message text; limit defaults to 20; includeDiff adds each diff.",
   input: Input,
   output: Output,
   failure: Failure,

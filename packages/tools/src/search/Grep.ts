@@ -4,9 +4,13 @@
  * honoured, hidden files and binary files are skipped, files are visited in
  * path order, and results come as matching files (`files`, the default),
  * matching lines with context (`content`, grouped by file, the files with
- * the most matches first) or counts per file (`count`). Every path is
- * relative to the workspace root; the path searched, and every file
- * returned, passes through the {@link Workspace} jail and its policy
+ * the most matches first, each match with the line and the column where it
+ * starts) or counts per file (`count`). One path is searched, or several
+ * (`paths`, in order, sharing the result limit, a file met twice searched
+ * once); `glob` (or `filePattern`, the documents' name) selects files and
+ * `excludePatterns` leave paths out. Every path is relative to the
+ * workspace root; each path searched, and every file returned, passes
+ * through the {@link Workspace} jail and its policy
  * (blocked names are never searched; `node_modules`, `.git`, `dist` and
  * `build` are skipped unless the path searched is inside one of them).
  *
@@ -111,6 +115,9 @@ export const defaults = { maxMatches: 100, context: 2, lineLength: 2000 } as con
  */
 export const knownTypes: ReadonlyArray<string> = Object.keys(fileTypes).sort()
 
+/** The most paths one search takes. */
+const maxPaths = 100
+
 const lines = (description: string) =>
   Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 100 })).annotate({ description }))
 
@@ -128,10 +135,27 @@ export const Input = Schema.Struct({
       description: "File or directory to search, relative to the workspace root (default: the root)."
     })
   ),
+  paths: Schema.optionalKey(
+    Schema.Array(Schema.String)
+      .check(Schema.isMinLength(1), Schema.isMaxLength(maxPaths))
+      .annotate({
+        description: `Files or directories to search (instead of path), each relative to the workspace root; at most ${maxPaths}.`
+      })
+  ),
   glob: Schema.optionalKey(
     Schema.String.annotate({
       description:
         'Only paths matching this glob, relative to the root: "*.ts", "src/**/*.ts", "*.{ts,tsx}"; a leading ! excludes.'
+    })
+  ),
+  filePattern: Schema.optionalKey(
+    Schema.String.annotate({
+      description: 'Only files matching this glob, as glob (give one of the two): "*.ts", "src/**/*.{ts,tsx}".'
+    })
+  ),
+  excludePatterns: Schema.optionalKey(
+    Schema.Array(Schema.String).annotate({
+      description: 'Globs of paths to leave out, e.g. ["*.test.ts", "fixtures/**"]; they win over glob and filePattern.'
     })
   ),
   type: Schema.optionalKey(
@@ -166,6 +190,8 @@ const ContextLine = Schema.Struct({ line: Schema.Int, text: Schema.String })
 
 const Match = Schema.Struct({
   line: Schema.Int,
+  /** Where the first match in the line starts: 1-based, in characters of the whole line. */
+  column: Schema.Int,
   text: Schema.String,
   before: Schema.Array(ContextLine),
   after: Schema.Array(ContextLine)
@@ -293,6 +319,52 @@ const backends: Record<"ripgrep" | "typescript", Backend> = { ripgrep, typescrip
 
 const procFd = existsSync("/proc/self/fd")
 
+interface Base {
+  readonly relative: string
+  readonly kind: "file" | "directory"
+}
+
+/**
+ * The searches of several paths as one: in the order given, sharing the
+ * result limit (a path after the limit was reached is not searched), a file
+ * found under an earlier path not searched again, and one `End` adding up
+ * the files searched.
+ */
+const searchAll = (backend: Backend, queries: ReadonlyArray<Query>): Stream.Stream<Event, Failure> => {
+  if (queries.length === 1) return backend.search(queries[0]!)
+  const found = new Set<string>()
+  let emitted = 0
+  let searched = 0
+  let truncated = false
+  const one = (q: Query) =>
+    Stream.suspend(() =>
+      truncated || (q.base.kind === "file" && found.has(q.base.relative))
+        ? Stream.empty
+        : backend
+            .search({
+              ...q,
+              limit: q.limit - emitted,
+              excluded: (relative) => q.excluded(relative) || found.has(relative)
+            })
+            .pipe(
+              Stream.filter((event) => {
+                if (event._tag === "End") {
+                  searched += event.filesSearched
+                  truncated = event.truncated
+                  return false
+                }
+                found.add(event.path)
+                emitted++
+                return true
+              })
+            )
+    )
+  return Stream.concat(
+    Stream.flatMap(Stream.fromIterable(queries), one, { concurrency: 1 }),
+    Stream.sync(() => ({ _tag: "End", filesSearched: searched, truncated }) as Event)
+  )
+}
+
 /** Groups results as the output shows them; only `maxMatches` results are ever held. */
 const collect = (mode: Mode, events: Stream.Stream<Event, Failure>): Effect.Effect<Output, Failure> =>
   Effect.gen(function* () {
@@ -354,7 +426,7 @@ const collect = (mode: Mode, events: Stream.Stream<Event, Failure>): Effect.Effe
  * // => files [ 'src/a.ts' ] false
  * const content = await run({ pattern: "\\btotal\\b", outputMode: "content", context: 1 })
  * console.log(JSON.stringify(content.mode === "content" ? content.matches : []))
- * // => [{"path":"src/a.ts","matches":[{"line":2,"text":"export const total = x + 1","before":[{"line":1,"text":"const x = 1"}],"after":[]}]}]
+ * // => [{"path":"src/a.ts","matches":[{"line":2,"column":14,"text":"export const total = x + 1","before":[{"line":1,"text":"const x = 1"}],"after":[]}]}]
  * ```
  *
  * @category tools
@@ -363,7 +435,7 @@ const collect = (mode: Mode, events: Stream.Stream<Event, Failure>): Effect.Effe
 export const grep = Tool.make({
   name: "search.grep",
   description:
-    "Search file contents with a regular expression (ripgrep syntax, case-insensitive unless caseSensitive). outputMode: files (default), content (matching lines with context), count. Respects .gitignore; skips hidden and binary files. Filter with glob or type; results are capped by maxMatches (default 100).",
+    "Search file contents with a regular expression (ripgrep syntax, case-insensitive unless caseSensitive) in path or paths. outputMode: files (default), content (lines with line, column and context), count. Respects .gitignore; skips hidden and binary files. At most maxMatches results (default 100).",
   input: Input,
   output: Output,
   failure: Failure,
@@ -386,8 +458,31 @@ export const grep = Tool.make({
         typeGlobs = fileTypes[input.type]
         if (typeGlobs === undefined) return yield* new UnknownFileType({ type: input.type, known: [...knownTypes] })
       }
-      if (input.glob !== undefined) {
-        const glob = input.glob
+      if (input.glob !== undefined && input.filePattern !== undefined) {
+        return yield* new ToolError.InvalidInput({
+          tool: "search.grep",
+          issues: `glob and filePattern are the same filter (got ${JSON.stringify(input.glob)} and ${JSON.stringify(input.filePattern)}); give one of them`
+        })
+      }
+      if (input.path !== undefined && input.paths !== undefined) {
+        return yield* new ToolError.InvalidInput({
+          tool: "search.grep",
+          issues: "path and paths both name what to search; give one of them (paths takes a list)"
+        })
+      }
+      const include = input.glob ?? input.filePattern
+      // Exclusions come last: in ripgrep's overrides the last matching glob wins.
+      const globs: Array<string> = include === undefined ? [] : [include]
+      for (const exclude of input.excludePatterns ?? []) {
+        if (exclude.startsWith("!")) {
+          return yield* new InvalidGlob({
+            glob: exclude,
+            detail: "an exclude pattern already leaves out what it matches; drop the leading !"
+          })
+        }
+        globs.push(`!${exclude}`)
+      }
+      for (const glob of globs) {
         if (glob.includes("\0")) return yield* new InvalidGlob({ glob, detail: "the glob contains a NUL byte" })
         yield* Effect.try({
           try: () => overrides([glob]),
@@ -397,33 +492,40 @@ export const grep = Tool.make({
       const mode: Mode = input.outputMode ?? "files"
       const context = mode === "content" ? (input.context ?? defaults.context) : 0
       const ws = yield* Workspace.Workspace
-      const base = yield* ws.resolve(input.path ?? ".")
-      if (base.kind !== "file" && base.kind !== "directory") {
-        return yield* new Workspace.NotAFile({
-          path: base.input,
-          kind: base.kind === "missing" ? "unknown" : base.kind
-        })
+      // Every path passes the workspace jail and policy, each as `path` does; one named twice is searched once.
+      const bases: Array<Base> = []
+      for (const path of input.paths ?? [input.path ?? "."]) {
+        const base = yield* ws.resolve(path)
+        if (base.kind !== "file" && base.kind !== "directory") {
+          return yield* new Workspace.NotAFile({
+            path: base.input,
+            kind: base.kind === "missing" ? "unknown" : base.kind
+          })
+        }
+        if (!bases.some((b) => b.relative === base.relative)) bases.push({ relative: base.relative, kind: base.kind })
       }
-      // Inside a default-ignored directory the caller asked for, the default ignores stand aside.
-      const applyIgnored = !ws.isIgnored(base.relative)
-      const query: Query = {
-        pattern: compiled.value,
-        mode,
-        before: mode === "content" ? (input.contextBefore ?? context) : 0,
-        after: mode === "content" ? (input.contextAfter ?? context) : 0,
-        limit: input.maxMatches ?? defaults.maxMatches,
-        lineLength: defaults.lineLength,
-        root: ws.root,
-        base: { relative: base.relative, kind: base.kind },
-        glob: input.glob,
-        typeGlobs,
-        blockedGlobs: ws.policy.blocked,
-        ignoredGlobs: applyIgnored ? ws.policy.ignored : [],
-        excluded: (relative) => ws.blockedBy(relative) !== undefined || (applyIgnored && ws.isIgnored(relative)),
-        procFd
+      const query = (base: Base): Query => {
+        // Inside a default-ignored directory the caller asked for, the default ignores stand aside.
+        const applyIgnored = !ws.isIgnored(base.relative)
+        return {
+          pattern: compiled.value,
+          mode,
+          before: mode === "content" ? (input.contextBefore ?? context) : 0,
+          after: mode === "content" ? (input.contextAfter ?? context) : 0,
+          limit: input.maxMatches ?? defaults.maxMatches,
+          lineLength: defaults.lineLength,
+          root: ws.root,
+          base,
+          globs,
+          typeGlobs,
+          blockedGlobs: ws.policy.blocked,
+          ignoredGlobs: applyIgnored ? ws.policy.ignored : [],
+          excluded: (relative) => ws.blockedBy(relative) !== undefined || (applyIgnored && ws.isIgnored(relative)),
+          procFd
+        }
       }
       const engine = yield* engineInUse
-      return yield* collect(mode, backends[engine].search(query)).pipe(
+      return yield* collect(mode, searchAll(backends[engine], bases.map(query))).pipe(
         Effect.withSpan("search.grep", { attributes: { engine, mode } })
       )
     })

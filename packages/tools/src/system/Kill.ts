@@ -9,31 +9,31 @@
  * @since 0.2.0
  */
 import { Tool } from "@ugent/core"
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
+import * as SystemOutput from "./Output.ts"
 import * as Sandbox from "./Sandbox.ts"
-import { UnknownRun } from "./SystemError.ts"
 
 /**
+ * The run's id, as `system.output` takes it.
+ *
  * @category schemas
  * @since 0.2.0
  */
-export const Input = Schema.Struct({
-  id: Schema.String.annotate({ description: "The id a system.bash call returned (run-…)." })
-})
+export const Input: typeof SystemOutput.Input = SystemOutput.Input
 
 /**
  * @category models
  * @since 0.2.0
  */
-export type Input = typeof Input.Type
+export type Input = SystemOutput.Input
 
 /**
- * Everything `system.kill` may fail with.
+ * Everything `system.kill` may fail with: an unknown run, as for `system.output`.
  *
  * @category schemas
  * @since 0.2.0
  */
-export const Failure = Schema.Union([UnknownRun])
+export const Failure: typeof SystemOutput.Failure = SystemOutput.Failure
 
 /**
  * Kills a run's whole process tree.

@@ -58,12 +58,11 @@
  *
  * @since 0.2.0
  */
-import type { ToolError } from "@ugent/core"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type { ChildProcessSpawner } from "effect/process"
 import * as internal from "../internal/system/sandbox.ts"
+import * as model from "../internal/system/sandboxModel.ts"
 import type { Workspace } from "../Workspace.ts"
-import type { SandboxFailed, TooManyRuns, UnknownRun } from "./SystemError.ts"
 
 // ---------------------------------------------------------------------------
 // Models
@@ -76,22 +75,18 @@ import type { SandboxFailed, TooManyRuns, UnknownRun } from "./SystemError.ts"
  * @category constants
  * @since 0.2.0
  */
-export const unsandboxedConsent: typeof internal.unsandboxedConsent = internal.unsandboxedConsent
+export const unsandboxedConsent: typeof model.unsandboxedConsent = model.unsandboxedConsent
 
 /**
  * A shell-text policy run before the sandbox, as a friendly first refusal
  * (`Sandboxed.textPolicy(...)` of `@ugent/wrappers` is one). Advisory: shell
- * text can always be re-spelled; the sandbox is the boundary.
+ * text can always be re-spelled; the sandbox is the boundary. `sandboxed`
+ * says whether a sandbox stands behind it (false on the unsandboxed opt-out).
  *
  * @category models
  * @since 0.2.0
  */
-export type TextPolicy = (
-  command: string,
-  where: { readonly root: string; readonly cwd: string }
-) =>
-  | { readonly ok: true }
-  | { readonly ok: false; readonly rule: string; readonly detail: string; readonly subcommand: string }
+export type { TextPolicy } from "../internal/system/sandboxModel.ts"
 
 /**
  * Resource limits of every run.
@@ -99,20 +94,7 @@ export type TextPolicy = (
  * @category models
  * @since 0.2.0
  */
-export interface Limits {
-  /** Processes and threads at once (default 1024). */
-  readonly processes?: number | undefined
-  /** Largest file a command may write, in bytes (default 1 GiB). */
-  readonly fileBytes?: number | undefined
-  /** Size of the private `/tmp`, in bytes (default 512 MiB). */
-  readonly tmpBytes?: number | undefined
-  /** Characters of output returned, stdout and stderr together, head and tail kept (default 30,000). */
-  readonly outputChars?: number | undefined
-  /** Bytes of output after which a run is stopped (default 16 MiB). */
-  readonly outputBytes?: number | undefined
-  /** Background runs running at once (default 8). */
-  readonly backgroundRuns?: number | undefined
-}
+export type { Limits } from "../internal/system/sandboxModel.ts"
 
 /**
  * How the sandbox is built. Every option is the operator's, never a
@@ -121,28 +103,7 @@ export interface Limits {
  * @category models
  * @since 0.2.0
  */
-export interface Options {
-  /** Share the host's network (default `false`: no network at all). */
-  readonly network?: boolean | undefined
-  /** Run commands without a sandbox where none can be made. Only these exact words enable it. */
-  readonly unsandboxed?: typeof unsandboxedConsent | undefined
-  /** A first, advisory refusal of shell text, before anything runs. */
-  readonly textPolicy?: TextPolicy | undefined
-  /** Further host directories mounted read-only at the same path (a toolchain outside `/usr`). */
-  readonly readOnly?: ReadonlyArray<string> | undefined
-  /** Further environment variables, by value (the server's own environment is never copied). */
-  readonly env?: Readonly<Record<string, string>> | undefined
-  readonly limits?: Limits | undefined
-  /** The bubblewrap binary (default: `bwrap` on the PATH). */
-  readonly bwrap?: string | undefined
-  /**
-   * The host user commands run as when the server runs as root (default: the
-   * workspace's owner). Never root: a sandbox of host root could write
-   * `/proc/sys`. It must be able to write the workspace. Ignored when the
-   * server is not root (commands then run as the server's user).
-   */
-  readonly user?: { readonly uid: number; readonly gid: number } | undefined
-}
+export type { Options } from "../internal/system/sandboxModel.ts"
 
 /**
  * What isolation this machine gives, found when the sandbox is built.
@@ -152,18 +113,7 @@ export interface Options {
  * @category models
  * @since 0.2.0
  */
-export interface Isolation {
-  readonly kind: "bubblewrap" | "unsandboxed" | "none"
-  /** Why there is no sandbox, or what the sandbox is, in a sentence. */
-  readonly reason: string
-  readonly network: boolean
-  /** What limits the number of processes: the resource limit, and a control group too where root can make one. */
-  readonly processLimit: "rlimit" | "cgroup"
-  /** Whether further user namespaces are disabled inside the sandbox. */
-  readonly nestedUserNamespaces: "disabled" | "allowed"
-  /** The host user commands run as (the server's own user unless it is root). */
-  readonly hostUid: number | undefined
-}
+export type { Isolation } from "../internal/system/sandboxModel.ts"
 
 /**
  * The state of a run: `running`; `exited` (with its exit code);
@@ -173,7 +123,7 @@ export interface Isolation {
  * @category schemas
  * @since 0.2.0
  */
-export const Status = Schema.Literals(["running", "exited", "timed-out", "killed", "output-limit", "failed"])
+export { Status } from "../internal/system/sandboxModel.ts"
 
 /**
  * A run as a caller sees it: its id (for `system.output` and `system.kill`),
@@ -184,27 +134,7 @@ export const Status = Schema.Literals(["running", "exited", "timed-out", "killed
  * @category schemas
  * @since 0.2.0
  */
-export const Run = Schema.Struct({
-  id: Schema.String,
-  command: Schema.String,
-  background: Schema.Boolean,
-  status: Status,
-  exitCode: Schema.NullOr(Schema.Int),
-  stdout: Schema.String,
-  stderr: Schema.String,
-  durationMillis: Schema.Int,
-  timedOut: Schema.Boolean,
-  truncated: Schema.Boolean,
-  sandbox: Schema.Literals(["bubblewrap", "unsandboxed"]),
-  /** The checkpoint of what the command changed in the workspace (self.tools.checkpoint.restore undoes it). */
-  checkpoint: Schema.optionalKey(Schema.String)
-})
-
-/**
- * @category models
- * @since 0.2.0
- */
-export type Run = typeof Run.Type
+export { Run } from "../internal/system/sandboxModel.ts"
 
 /**
  * What to run: a command line for `bash -c`, the real working directory
@@ -213,11 +143,7 @@ export type Run = typeof Run.Type
  * @category models
  * @since 0.2.0
  */
-export interface Request {
-  readonly command: string
-  readonly cwd: string
-  readonly timeoutMillis: number
-}
+export type { Request } from "../internal/system/sandboxModel.ts"
 
 /**
  * The failures of starting a run.
@@ -225,7 +151,7 @@ export interface Request {
  * @category models
  * @since 0.2.0
  */
-export type StartError = ToolError.CommandDenied | TooManyRuns | SandboxFailed
+export type { StartError } from "../internal/system/sandboxModel.ts"
 
 // ---------------------------------------------------------------------------
 // Service
@@ -237,17 +163,7 @@ export type StartError = ToolError.CommandDenied | TooManyRuns | SandboxFailed
  * @category models
  * @since 0.2.0
  */
-export interface SandboxShape {
-  readonly isolation: Isolation
-  /** Runs a command to its end (exit, timeout, output ceiling); interrupting the call kills the run. */
-  readonly run: (request: Request) => Effect.Effect<Run, StartError>
-  /** Starts a command in the background and returns at once. */
-  readonly start: (request: Request) => Effect.Effect<Run, StartError>
-  /** A run started by this sandbox, as it is now. */
-  readonly output: (id: string) => Effect.Effect<Run, UnknownRun>
-  /** Kills a run's whole process tree and returns its final state. */
-  readonly kill: (id: string) => Effect.Effect<Run, UnknownRun>
-}
+export type { SandboxShape } from "../internal/system/sandboxModel.ts"
 
 /**
  * The sandbox service.
@@ -255,7 +171,7 @@ export interface SandboxShape {
  * @category services
  * @since 0.2.0
  */
-export class Sandbox extends Context.Service<Sandbox, SandboxShape>()("ugent/tools/Sandbox") {}
+export class Sandbox extends Context.Service<Sandbox, model.SandboxShape>()("ugent/tools/Sandbox") {}
 
 // ---------------------------------------------------------------------------
 // Construction
@@ -294,7 +210,7 @@ export class Sandbox extends Context.Service<Sandbox, SandboxShape>()("ugent/too
  * @since 0.2.0
  */
 export const layer = (
-  options?: Options
+  options?: model.Options
 ): Layer.Layer<Sandbox, never, Workspace | ChildProcessSpawner.ChildProcessSpawner> =>
   Layer.effect(
     Sandbox,

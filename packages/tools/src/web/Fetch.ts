@@ -447,7 +447,7 @@ const build = (allow: allowList.AllowList, options: Options) => {
   const input = makeInput(limits.maxLength)
   return Tool.make({
     name: "web.fetch",
-    description: `Fetch a web page (http or https) and return its text: HTML as Markdown (raw: true for the HTML itself), text, JSON and XML as they are; images, PDFs and other binary content are refused. Shows maxLength characters (default ${defaultMaxLength}) from startIndex; continue with startIndex = nextIndex. A redirect to another host is reported, not followed: fetch the new URL to follow it. Only public internet addresses are reached. Results are cached for ${ttlText(ttlMillis)}.`,
+    description: `Fetch a public http(s) page as text: HTML as Markdown (raw: true for HTML), text and JSON as they are; binary content is refused. Shows maxLength characters (default ${defaultMaxLength}) from startIndex (continue at nextIndex). A redirect to another host is reported, not followed. Cached for ${ttlText(ttlMillis)}.`,
     input,
     output: Output,
     failure: Failure,

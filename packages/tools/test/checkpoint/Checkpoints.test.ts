@@ -52,7 +52,63 @@ const session = (fx: Fixture) =>
     return listed.checkpoints
   })
 
+/** The same workspace as another caller, at a trust level. */
+const asCaller = <A, E, R>(fx: Fixture, id: string, level: 1 | 2, effect: Effect.Effect<A, E, R>) =>
+  effect.pipe(
+    Effect.provide(
+      Layer.mergeAll(
+        Workspace.layer({ root: fx.root, checkpoints: {} }),
+        Changes.layer,
+        Trust.grant(level),
+        Observer.layer({ id, trust: level })
+      )
+    )
+  )
+
 describe("checkpoints", () => {
+  it.effect(
+    "threat: an L1 caller cannot undo another caller's checkpoints without reading the files they changed (or L2)",
+    () =>
+      withCheckpoints((fx) =>
+        Effect.gen(function* () {
+          const listed = yield* session(fx)
+          const oldest = listed.at(-1)!.id
+          const theirs = ["ALPHA\n", "export const b = 2\n", "# new\n"]
+          const text = (p: string) => readFileSync(fx.at(p), "utf8")
+          const now = () => [text("a.txt"), text("src/b.ts"), text("notes/new.md")]
+          // agent-8 has read nothing: refused at L1, naming the other caller and the files, and nothing changes.
+          const denied = yield* Effect.flip(asCaller(fx, "agent-8", 1, restore(oldest)))
+          assert.strictEqual(denied._tag, "TrustDenied")
+          assert.include(denied.message, "agent-7")
+          assert.include(denied.message, "a.txt, notes/new.md, src/b.ts")
+          assert.deepStrictEqual(now(), theirs)
+          // A proof of one file is not enough.
+          const one = yield* asCaller(fx, "agent-8", 1, read("a.txt"))
+          const partly = yield* Effect.flip(asCaller(fx, "agent-8", 1, restore(oldest, [one.proof])))
+          assert.include(partly.message, "notes/new.md, src/b.ts")
+          assert.notInclude(partly.message, "a.txt,")
+          assert.deepStrictEqual(now(), theirs)
+          // Having read every file as it is now, L1 may undo it, as it could overwrite them.
+          const proofs = yield* asCaller(
+            fx,
+            "agent-8",
+            1,
+            Effect.forEach(["a.txt", "src/b.ts", "notes/new.md"], (p) => Effect.map(read(p), (r) => r.proof))
+          )
+          const done = yield* asCaller(fx, "agent-8", 1, restore(oldest, proofs))
+          assert.strictEqual(done.undone.length, 3)
+          assert.deepStrictEqual([text("a.txt"), text("src/b.ts")], ["alpha\n", "export const b = 1\n"])
+          // The restore was agent-8's: agent-8 undoes it with nothing more; agent-7 may at L2 without reading.
+          const back = yield* asCaller(fx, "agent-8", 1, restore(done.checkpoint!))
+          assert.deepStrictEqual(now(), theirs)
+          assert.isString(back.checkpoint)
+          const l2 = yield* asCaller(fx, "agent-9", 2, restore(oldest))
+          assert.strictEqual(l2.undone.length, 5)
+          assert.strictEqual(text("a.txt"), "alpha\n")
+        })
+      )
+  )
+
   it.effect(
     "each write and edit leaves a checkpoint, newest first: the file, its content before and after, caller, time",
     () =>

@@ -96,6 +96,46 @@ describe("file.glob", () => {
     )
   )
 
+  it.effect("each path comes with its size and modification time; sortBy name, mtime or size orders them", () =>
+    withWorkspace((fx) =>
+      Effect.gen(function* () {
+        const t = (s: number) => new Date(Date.UTC(2024, 0, 1, 0, 0, s))
+        const files: ReadonlyArray<readonly [string, string, number]> = [
+          ["b.txt", "xx", 10],
+          ["a.txt", "xx", 10],
+          ["c.txt", "xxxx", 30],
+          ["d.txt", "x", 20]
+        ]
+        for (const [f, content, s] of files) utimesSync(fx.file(f, content), t(s), t(s))
+        const byName = yield* Glob.glob.run({ pattern: "*.txt" })
+        assert.deepStrictEqual(byName.entries, [
+          { path: "a.txt", size: 2, modified: "2024-01-01T00:00:10.000Z" },
+          { path: "b.txt", size: 2, modified: "2024-01-01T00:00:10.000Z" },
+          { path: "c.txt", size: 4, modified: "2024-01-01T00:00:30.000Z" },
+          { path: "d.txt", size: 1, modified: "2024-01-01T00:00:20.000Z" }
+        ])
+        assert.deepStrictEqual(
+          byName.entries.map((e) => e.path),
+          byName.files
+        )
+        const byMtime = yield* Glob.glob.run({ pattern: "*.txt", sortBy: "mtime" })
+        assert.deepStrictEqual(byMtime.files, ["c.txt", "d.txt", "a.txt", "b.txt"])
+        const bySize = yield* Glob.glob.run({ pattern: "*.txt", sortBy: "size", limit: 2 })
+        assert.deepStrictEqual(
+          bySize.entries.map((e) => [e.path, e.size]),
+          [
+            ["c.txt", 4],
+            ["a.txt", 2]
+          ]
+        )
+        const same = yield* Glob.glob.run({ pattern: "*.txt", sort: "modified", sortBy: "mtime" })
+        assert.deepStrictEqual(same.files, byMtime.files)
+        const two = yield* Effect.flip(Glob.glob.run({ pattern: "*.txt", sort: "size", sortBy: "mtime" }))
+        assert.include(two.message, "sort and sortBy name two orders")
+      })
+    )
+  )
+
   it.effect("limit cuts the result and reports the total", () =>
     withWorkspace((fx) =>
       Effect.gen(function* () {

@@ -81,6 +81,41 @@ describe("file.read", () => {
     )
   )
 
+  it.effect("startLine and endLine (1-based, inclusive) select the lines the documents name", () =>
+    withWorkspace((fx) =>
+      Effect.gen(function* () {
+        fx.file("f.txt", lines(10))
+        const out = yield* Read.read.run({ path: "f.txt", startLine: 4, endLine: 6 })
+        assert.strictEqual(out.content, "4\tline 4\n5\tline 5\n6\tline 6")
+        assert.deepStrictEqual(out.proof.coverage, { _tag: "Lines", start: 4, end: 6 })
+        // endLine alone counts from line 1; past the end, the file's last line ends the window.
+        const head = yield* Read.read.run({ path: "f.txt", endLine: 2 })
+        assert.deepStrictEqual([head.startLine, head.endLine, head.nextOffset], [1, 2, 3])
+        const tail = yield* Read.read.run({ path: "f.txt", startLine: 9, endLine: 50 })
+        assert.deepStrictEqual([tail.startLine, tail.endLine, tail.nextOffset], [9, 10, null])
+        // startLine with limit, offset with endLine: each pair names one window.
+        const mixed = yield* Read.read.run({ path: "f.txt", offset: 2, endLine: 3 })
+        assert.deepStrictEqual([mixed.startLine, mixed.endLine], [2, 3])
+        const single = yield* Read.read.run({ path: "f.txt", startLine: 5, endLine: 5 })
+        assert.strictEqual(single.content, "5\tline 5")
+      })
+    )
+  )
+
+  it.effect("a line named twice, or an endLine before the start, is refused with what to send", () =>
+    withWorkspace((fx) =>
+      Effect.gen(function* () {
+        fx.file("f.txt", lines(10))
+        const both = yield* Effect.flip(Read.read.run({ path: "f.txt", startLine: 2, offset: 2 }))
+        assert.include(both.message, "startLine and offset both name the first line")
+        const bounds = yield* Effect.flip(Read.read.run({ path: "f.txt", endLine: 4, limit: 2 }))
+        assert.include(bounds.message, "endLine and limit both bound the lines shown")
+        const backwards = yield* Effect.flip(Read.read.run({ path: "f.txt", startLine: 5, endLine: 3 }))
+        assert.include(backwards.message, "endLine must be an integer at or after the first line 5 (got 3)")
+      })
+    )
+  )
+
   it.effect("threat 8: limit 0 is honored (no lines, counts reported), not treated as the default", () =>
     withWorkspace((fx) =>
       Effect.gen(function* () {

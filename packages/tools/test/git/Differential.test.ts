@@ -3,13 +3,21 @@
  * the same repository. The CLI output is read by small parsers written here,
  * independently of the native backend's.
  */
+import { execFileSync } from "node:child_process"
+import * as fs from "node:fs"
+import { tmpdir } from "node:os"
+import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { GitBlame, GitDiff, GitLog, GitShow, GitStatus } from "@ugent/tools"
+import { Trust } from "@ugent/core"
+import { GitAdd, GitBlame, GitCommit, GitDiff, GitLog, GitShow, GitStatus } from "@ugent/tools"
+import { Effect, Layer } from "effect"
+import { TestClock } from "effect/testing"
 import {
   backends,
   gitGate,
   historyRepo,
-  type Repo,
+  layerFor,
+  Repo,
   randomHistory,
   randomRenames,
   runWith,
@@ -490,5 +498,86 @@ describe.skipIf(gate.skip)(`git tools agree with the git CLI${gate.note}`, () =>
         )
       })
     })
+  })
+})
+
+// ---------------------------------------------------------------------------
+// git.commit: the same commit object on both backends and from the git CLI
+// ---------------------------------------------------------------------------
+
+/** 2024-03-01T12:00:00Z, the time of every commit below. */
+const commitTime = 1_709_294_400_000
+
+/** Seeded working-tree changes of every kind a commit records: edits, removals, new nested, binary, empty and executable files, links. */
+const randomChanges = (r: Repo, seed: number): void => {
+  let s = seed
+  const rand = () => {
+    s = (s * 1103515245 + 12345) % 2147483648
+    return s / 2147483648
+  }
+  const tracked = r
+    .git("ls-files", "-z")
+    .split("\0")
+    .filter((p) => p !== "" && !fs.lstatSync(path.join(r.dir, p)).isSymbolicLink())
+  for (const file of tracked) {
+    const x = rand()
+    if (x < 0.15) r.remove(file)
+    else if (x < 0.35) r.write(file, `${r.read(file)}edited ${seed}\n`)
+    else if (x < 0.4) fs.chmodSync(path.join(r.dir, file), 0o755)
+  }
+  const names = ["new.txt", "deep/er/still.md", "ünï cödé/ß.txt", "empty", "bin/blob.bin", "tools/run.sh"]
+  for (const [i, name] of names.entries()) {
+    if (rand() < 0.3) continue
+    r.write(
+      name,
+      name === "empty" ? "" : name.endsWith(".bin") ? Uint8Array.from([0, i, 255, seed % 256, 0]) : `${name} ${seed}\n`
+    )
+    if (name.endsWith(".sh")) fs.chmodSync(path.join(r.dir, name), 0o755)
+  }
+  if (rand() < 0.7) fs.symlinkSync("README.md", path.join(r.dir, `link-${seed}`))
+}
+
+describe.skipIf(gate.skip)(`git.commit agrees with the git CLI${gate.note}`, () => {
+  const made: Array<Repo> = []
+  afterAll(() => {
+    for (const r of made) r.dispose()
+  })
+  const copyOf = (r: Repo): Repo => {
+    const dir = fs.realpathSync(fs.mkdtempSync(path.join(tmpdir(), "git-commit-diff-")))
+    fs.cpSync(r.dir, dir, { recursive: true, verbatimSymlinks: true })
+    const c = new Repo(dir)
+    made.push(c)
+    return c
+  }
+
+  it.each([1, 2, 3, 4])("seed %i: both backends make the commit git makes, hash for hash", async (seed) => {
+    const start = historyRepo()
+    made.push(start)
+    start.git("config", "user.name", "Ada Lovelace")
+    start.git("config", "user.email", "ada@example.com")
+    const [native, iso, cli] = [copyOf(start), copyOf(start), copyOf(start)]
+    for (const r of [native, iso, cli]) randomChanges(r, seed)
+    const message = `Random changes ${seed}\n\nEvery kind of file a commit records.`
+    const commitWith = (r: Repo, backend: "native" | "isomorphic") =>
+      Effect.runPromise(
+        Effect.gen(function* () {
+          yield* TestClock.setTime(commitTime)
+          yield* GitAdd.add.run({ paths: ["."] })
+          return yield* GitCommit.commit.run({ message })
+        }).pipe(Effect.provide(Layer.mergeAll(layerFor(r.dir, backend), Trust.grant(3), TestClock.layer())))
+      )
+    const a = await commitWith(native, "native")
+    const b = await commitWith(iso, "isomorphic")
+    cli.git("add", "-A")
+    const date = `@${commitTime / 1000} +0000`
+    execFileSync("git", ["commit", "-q", "--no-verify", "-F", "-"], {
+      cwd: cli.dir,
+      input: `${message}\n`,
+      env: { ...cli.env(), GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date }
+    })
+    expect(a.commit!.hash).toBe(cli.head())
+    expect(b.commit!.hash).toBe(cli.head())
+    expect(b.files).toEqual(a.files)
+    expect([a.status.clean, b.status.clean]).toEqual([true, true])
   })
 })

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Trust } from "@ugent/core"
 import { GitBackend, GitBlame, GitDiff, GitLog, GitShow, GitStatus, Workspace } from "@ugent/tools"
 import { Effect, Fiber, Layer } from "effect"
+import { TestClock } from "effect/testing"
 import {
   backends,
   conflictRepo,
@@ -241,6 +242,40 @@ describe.skipIf(gate.skip)(`git tools${gate.note}`, () => {
           GitDiff.diff.run({ base: "HEAD~1", compare: "HEAD", contextLines: 0 })
         )
         expect(noContext.files[0]?.hunks.every((h) => h.lines.every((l) => l.type !== "context"))).toBe(true)
+      })
+    })
+
+    describe("relative dates", () => {
+      it('git.log reads since/until as the documents write them ("1 week ago") into the instant an ISO date names', async () => {
+        const all = await runWith(history.dir, backend, GitLog.log.run({ limit: 100 }))
+        const newest = Date.parse(all.commits[0]!.committerDate)
+        // Now is 30 minutes after the newest commit, on a test clock.
+        const at = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+          Effect.andThen(TestClock.setTime(newest + 30 * 60_000), effect).pipe(Effect.provide(TestClock.layer()))
+        const iso = (minutesBack: number) => new Date(newest + 30 * 60_000 - minutesBack * 60_000).toISOString()
+        const hashes = (o: GitLog.Output) => o.commits.map((c) => c.hash)
+        const cases: ReadonlyArray<readonly [Partial<GitLog.Input>, Partial<GitLog.Input>]> = [
+          [{ since: "1 hour ago" }, { since: iso(60) }],
+          [{ since: "45 minutes ago" }, { since: iso(45) }],
+          [
+            { since: "an hour ago", until: "40 mins ago" },
+            { since: iso(60), until: iso(40) }
+          ],
+          [{ since: "1 week ago" }, { since: iso(7 * 24 * 60) }],
+          [{ since: "yesterday" }, { since: iso(24 * 60) }],
+          [{ until: "2 weeks ago" }, { until: iso(14 * 24 * 60) }]
+        ]
+        for (const [relative, absolute] of cases) {
+          const a = await runWith(history.dir, backend, at(GitLog.log.run({ limit: 100, ...relative })))
+          const b = await runWith(history.dir, backend, GitLog.log.run({ limit: 100, ...absolute }))
+          expect(hashes(a), JSON.stringify(relative)).toEqual(hashes(b))
+        }
+        const hour = await runWith(history.dir, backend, at(GitLog.log.run({ limit: 100, since: "1 hour ago" })))
+        expect(hour.commits.length).toBeGreaterThan(0)
+        expect(hour.commits.length).toBeLessThan(all.commits.length)
+        const bad = await failureWith(history.dir, backend, GitLog.log.run({ since: "a while ago" }))
+        expect(bad).toMatchObject({ _tag: "InvalidInput" })
+        expect((bad as { message: string }).message).toContain('"1 week ago"')
       })
     })
 

@@ -200,6 +200,120 @@ for (const engine of engines) {
       )
     })
 
+    describe("the documents' inputs: paths, filePattern, excludePatterns, column", () => {
+      it.effect("paths searches each path in order, once, sharing maxMatches", () =>
+        Effect.gen(function* () {
+          const root = yield* workspace({
+            "src/a.ts": "needle\n",
+            "src/b.ts": "needle\nneedle\n",
+            "lib/c.ts": "needle\n",
+            "docs/d.md": "needle\n",
+            "top.txt": "needle\n"
+          })
+          const out = yield* grep(root, { pattern: "needle", paths: ["src", "lib", "src/b.ts", "src"] }, engine)
+          assert.deepStrictEqual(files(out), ["src/a.ts", "src/b.ts", "lib/c.ts"])
+          assert.isFalse(out.truncated)
+          const content = yield* grep(
+            root,
+            { pattern: "needle", paths: ["src", "src/b.ts"], outputMode: "content", context: 0 },
+            engine
+          )
+          assert.deepStrictEqual(
+            groups(content).map((g) => [g.path, g.matches.length]),
+            [
+              ["src/b.ts", 2],
+              ["src/a.ts", 1]
+            ]
+          )
+          // The limit runs over all paths: the third result ends the search, and says so.
+          const cut = yield* grep(root, { pattern: "needle", paths: ["src", "lib", "docs"], maxMatches: 2 }, engine)
+          assert.deepStrictEqual(files(cut), ["src/a.ts", "src/b.ts"])
+          assert.isTrue(cut.truncated)
+          const exact = yield* grep(root, { pattern: "needle", paths: ["lib", "docs"], maxMatches: 2 }, engine)
+          assert.deepStrictEqual([files(exact), exact.truncated], [["lib/c.ts", "docs/d.md"], false])
+        })
+      )
+
+      it.effect("threat: each of paths passes the jail as path does (outside, a link out, a blocked name)", () =>
+        Effect.gen(function* () {
+          const outside = mkdtempSync(join(tmpdir(), "ugent-grep-outside-"))
+          writeFileSync(join(outside, "loot.txt"), "secret loot\n")
+          yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(outside, { recursive: true, force: true })))
+          const root = yield* workspace({ "a.txt": "loot at home\n", ".env": "loot=1\n", out: { link: outside } })
+          for (const [paths, tag] of [
+            [["a.txt", "../"], "OutsideWorkspace"],
+            [["a.txt", outside], "OutsideWorkspace"],
+            [["a.txt", "out"], "OutsideWorkspace"],
+            [[".", ".env"], "BlockedPath"],
+            [["a.txt", "a.txt\0"], "InvalidPath"]
+          ] as const) {
+            const error = yield* grepFailure(root, { pattern: "loot", paths: [...paths] }, engine)
+            assert.strictEqual(error._tag, tag, JSON.stringify(paths))
+          }
+          assert.deepStrictEqual(files(yield* grep(root, { pattern: "loot", paths: ["."] }, engine)), ["a.txt"])
+          const both = yield* grepFailure(root, { pattern: "loot", path: ".", paths: ["a.txt"] }, engine)
+          assert.strictEqual(both._tag, "InvalidInput")
+        })
+      )
+
+      it.effect("filePattern selects files as glob does; excludePatterns leave paths out and win", () =>
+        Effect.gen(function* () {
+          const root = yield* workspace({
+            "src/a.ts": "needle\n",
+            "src/a.test.ts": "needle\n",
+            "src/fixtures/f.ts": "needle\n",
+            "src/b.js": "needle\n",
+            "README.md": "needle\n"
+          })
+          const run = (input: Omit<Grep.Input, "pattern">) =>
+            Effect.map(grep(root, { pattern: "needle", ...input }, engine), files)
+          assert.deepStrictEqual(yield* run({ filePattern: "*.ts" }), [
+            "src/a.test.ts",
+            "src/a.ts",
+            "src/fixtures/f.ts"
+          ])
+          assert.deepStrictEqual(yield* run({ filePattern: "*.ts", excludePatterns: ["*.test.ts", "fixtures"] }), [
+            "src/a.ts"
+          ])
+          assert.deepStrictEqual(yield* run({ excludePatterns: ["src/**"] }), ["README.md"])
+          assert.deepStrictEqual(yield* run({ glob: "src/*", excludePatterns: ["*.js"] }), [
+            "src/a.test.ts",
+            "src/a.ts"
+          ])
+          const twice = yield* grepFailure(root, { pattern: "x", glob: "*.ts", filePattern: "*.js" }, engine)
+          assert.strictEqual(twice._tag, "InvalidInput")
+          const negated = yield* grepFailure(root, { pattern: "x", excludePatterns: ["!*.ts"] }, engine)
+          assert.strictEqual(negated._tag, "InvalidGlob")
+          assert.include(negated.message, "drop the leading !")
+          const broken = yield* grepFailure(root, { pattern: "x", excludePatterns: ["src/{a"] }, engine)
+          assert.strictEqual(broken._tag, "InvalidGlob")
+        })
+      )
+
+      it.effect("each match has the column where it starts, in characters of the whole line", () =>
+        Effect.gen(function* () {
+          const long = `${"x".repeat(3000)}needle`
+          const root = yield* workspace({ "a.txt": `needle first\n  héllo 😀 needle\n${long}\nNEEDLE and needle\n` })
+          const out = yield* grep(root, { pattern: "needle", outputMode: "content", context: 0 }, engine)
+          assert.deepStrictEqual(
+            groups(out)[0]!.matches.map((m) => [m.line, m.column]),
+            [
+              [1, 1],
+              [2, 11],
+              [3, 3001],
+              [4, 1]
+            ]
+          )
+          const sensitive = yield* grep(
+            root,
+            { pattern: "needle", outputMode: "content", context: 0, caseSensitive: true, paths: ["a.txt"] },
+            engine
+          )
+          assert.strictEqual(groups(sensitive)[0]!.matches.at(-1)!.column, 12)
+        })
+      )
+    })
+
     describe("which files", () => {
       it.effect(".gitignore rules apply, negations included, without a git repository", () =>
         Effect.gen(function* () {
@@ -309,11 +423,14 @@ for (const engine of engines) {
             {
               path: "b.txt",
               matches: [
-                { line: 1, text: "x1", before: [], after: [{ line: 2, text: "mid" }] },
-                { line: 3, text: "x2", before: [{ line: 2, text: "mid" }], after: [] }
+                { line: 1, column: 1, text: "x1", before: [], after: [{ line: 2, text: "mid" }] },
+                { line: 3, column: 1, text: "x2", before: [{ line: 2, text: "mid" }], after: [] }
               ]
             },
-            { path: "a.txt", matches: [{ line: 1, text: "one x", before: [], after: [{ line: 2, text: "two" }] }] }
+            {
+              path: "a.txt",
+              matches: [{ line: 1, column: 5, text: "one x", before: [], after: [{ line: 2, text: "two" }] }]
+            }
           ])
           assert.strictEqual(out.totalMatches, 3)
         })
@@ -332,7 +449,7 @@ for (const engine of engines) {
             [4, 5]
           )
           const [none] = groups(yield* grep(root, { pattern: "x", outputMode: "content", context: 0 }, engine))
-          assert.deepStrictEqual(none?.matches[0], { line: 3, text: "3 x", before: [], after: [] })
+          assert.deepStrictEqual(none?.matches[0], { line: 3, column: 3, text: "3 x", before: [], after: [] })
         })
       )
 

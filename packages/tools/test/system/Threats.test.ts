@@ -541,6 +541,78 @@ describe.skipIf(gate.skip)(`threats.md §Shell (19-23, 39)${gate.note}`, () => {
     })
   })
 
+  describe("the text policy in front of the sandbox: only the named refusals stay", () => {
+    const policy = Sandboxed.textPolicy({ allow: "all" })
+    // Each of these the text policy refused, for want of reading it; the sandbox now contains what it runs.
+    const unread: ReadonlyArray<readonly [string, (outside: string) => string]> = [
+      ["a program by path (./p.sh)", () => "./p.sh"],
+      ["a program known only at run time (CMD=bash; $CMD p.sh)", () => "CMD=bash; $CMD p.sh"],
+      ['a script known only at run time (bash -c "$S")', () => "S='bash p.sh'; bash -c \"$S\""],
+      ["a case statement", () => "case x in x) bash p.sh;; esac"],
+      ["a cd outside the workspace", (outside) => `(cd ${outside} && touch pwned-by-cd); bash p.sh`]
+    ]
+    for (const [name, command] of unread) {
+      it(`threat 39: ${name} runs in the sandbox under the standard text policy, and its payload touches nothing outside`, async () => {
+        const ws = workspace()
+        const out = outside()
+        const server = await loopbackServer()
+        try {
+          fs.writeFileSync(path.join(ws.root, "p.sh"), `#!/bin/sh\n${payloadScript(out.dir, server.port)}`)
+          fs.chmodSync(path.join(ws.root, "p.sh"), 0o755)
+          const outsideBefore = snapshot(out.dir)
+          const gitBefore = snapshot(path.join(ws.root, ".git"))
+          const run = await withSandbox(ws.root, bash.run({ command: command(out.dir), timeoutSeconds: 20 }), {
+            textPolicy: policy
+          })
+          expect(run.status).toBe("exited")
+          expect(read(path.join(ws.root, "ran.txt"))).toContain("ran")
+          expect(snapshot(out.dir)).toEqual(outsideBefore)
+          expect(snapshot(path.join(ws.root, ".git"))).toEqual(gitBefore)
+          expect(read("/etc/hosts")).toBe(hostsBefore)
+          const leaked = read(path.join(ws.root, "leaked.txt")) + run.stdout + run.stderr
+          expect(leaked).not.toContain(out.secret)
+          for (const secret of ws.secrets) expect(leaked).not.toContain(secret)
+          expect(server.connections()).toBe(0)
+        } finally {
+          await server.close()
+        }
+      })
+    }
+
+    it("the named refusals stay in front of the sandbox, each saying why", () => {
+      const where = { root: "/srv/app", cwd: "/srv/app", sandboxed: true }
+      const refused: ReadonlyArray<readonly [string, string]> = [
+        ["sudo ls", "privilege"],
+        ["rm -rf /", "rm-root"],
+        ["chmod 777 x", "chmod-777"],
+        ["echo x > /etc/x", "write-etc"],
+        ["git config user.name x", "git"],
+        ["git push --force origin main", "git"],
+        ["git commit --no-verify -m x", "git"],
+        ["git rebase -i HEAD~2", "git"],
+        ["CMD=ls; $CMD && sudo ls", "privilege"]
+      ]
+      for (const [command, rule] of refused) expect(policy(command, where), command).toMatchObject({ ok: false, rule })
+      for (const command of ["./build.sh", "CMD=ls; $CMD", "make test", "ls | wc -l", "(cd sub && ls)", "cd /tmp"]) {
+        expect(policy(command, where), command).toEqual({ ok: true })
+      }
+    })
+
+    it("with no sandbox behind it (the unsandboxed opt-out), the text policy still refuses what it cannot read", async () => {
+      const ws = workspace()
+      fs.writeFileSync(path.join(ws.root, "build.sh"), "#!/bin/sh\necho ran > ran.txt\n")
+      fs.chmodSync(path.join(ws.root, "build.sh"), 0o755)
+      const error = await withSandbox(ws.root, Effect.flip(bash.run({ command: "./build.sh" })), {
+        bwrap: "/nonexistent/bwrap",
+        unsandboxed: Sandbox.unsandboxedConsent,
+        textPolicy: policy
+      })
+      expect(error._tag).toBe("CommandDenied")
+      expect(error.message).toContain("by path")
+      expect(fs.existsSync(path.join(ws.root, "ran.txt"))).toBe(false)
+    })
+  })
+
   describe("20. wrappers that hide the real command", () => {
     const policy = Sandboxed.textPolicy({ allow: "all" })
 

@@ -1,6 +1,15 @@
 // The definitions every AuditStore backend computes its analytics with, kept
 // in one place so the SQL stores and the memory store cannot drift apart.
-import type { AuditAnalytics, AuditEntry, AuditStats, RefusalCount, RefusalKind, TimeWindow } from "./auditModel.ts"
+import type {
+  AuditAnalytics,
+  AuditEntry,
+  AuditStats,
+  FailureCount,
+  ObserverToolStats,
+  RefusalCount,
+  RefusalKind,
+  TimeWindow
+} from "./auditModel.ts"
 
 /** The 1-based nearest rank of the `percent`-th percentile among `n` values: ceil(percent · n / 100), in integers. */
 export const percentileRank = (percent: number, n: number): number => Math.floor((percent * n + 99) / 100)
@@ -29,6 +38,14 @@ const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 
 export const refusalOrder = (a: RefusalCount, b: RefusalCount): number =>
   b.count - a.count || byCodePoint(a.reason, b.reason) || byCodePoint(a.kind, b.kind)
 
+/** The order of the persona × tool table: by observer, then path (code point order on every backend). */
+export const observerToolOrder = (a: ObserverToolStats, b: ObserverToolStats): number =>
+  byCodePoint(a.observerId, b.observerId) || byCodePoint(a.path, b.path)
+
+/** The order of `failures`: most frequent first, then by reason and kind. */
+export const failureOrder = (a: FailureCount, b: FailureCount): number =>
+  b.count - a.count || byCodePoint(a.reason, b.reason) || byCodePoint(a.kind ?? "", b.kind ?? "")
+
 /** The analytics of the completed entries of a window, computed in memory. */
 export const analyze = (entries: Iterable<AuditEntry>, window: TimeWindow): AuditAnalytics => {
   const after: Array<AuditEntry> = []
@@ -36,6 +53,7 @@ export const analyze = (entries: Iterable<AuditEntry>, window: TimeWindow): Audi
     if (e.phase !== "after") continue
     if (window.since !== undefined && e.at < window.since) continue
     if (window.until !== undefined && e.at >= window.until) continue
+    if (window.observerId !== undefined && e.observerId !== window.observerId) continue
     after.push(e)
   }
   const group = (keyOf: (e: AuditEntry) => string): ReadonlyArray<AuditStats> => {
@@ -57,6 +75,34 @@ export const analyze = (entries: Iterable<AuditEntry>, window: TimeWindow): Audi
     if (found === undefined) refusals.set(key, { reason: e.error.tag, kind, count: 1 })
     else found.count++
   }
+  const pairs = new Map<string, { -readonly [K in keyof ObserverToolStats]: ObserverToolStats[K] }>()
+  const failures = new Map<string, { -readonly [K in keyof FailureCount]: FailureCount[K] }>()
+  for (const e of after) {
+    const key = `${e.observerId}\u0000${e.path}`
+    let pair = pairs.get(key)
+    if (pair === undefined) {
+      pair = { observerId: e.observerId, path: e.path, calls: 0, successes: 0, failures: 0, refusals: 0 }
+      pairs.set(key, pair)
+    }
+    pair.calls++
+    if (e.status === "success") pair.successes++
+    else if (e.status === "failure") pair.failures++
+    if (isRefusal(e)) pair.refusals++
+    if (e.status !== "failure" || e.error === undefined) continue
+    const errorKey = `${e.error.kind ?? ""}\u0000${e.error.tag}`
+    const found = failures.get(errorKey)
+    if (found === undefined) {
+      failures.set(errorKey, {
+        reason: e.error.tag,
+        ...(e.error.kind === undefined ? {} : { kind: e.error.kind }),
+        count: 1,
+        lastAt: e.at
+      })
+    } else {
+      found.count++
+      found.lastAt = Math.max(found.lastAt, e.at)
+    }
+  }
   const all = statsOf("", after)
   const served = after.some((e) => e.instance !== undefined)
   return {
@@ -64,6 +110,8 @@ export const analyze = (entries: Iterable<AuditEntry>, window: TimeWindow): Audi
     byObserver: group((e) => e.observerId),
     ...(served ? { byInstance: group((e) => e.instance ?? "(unnamed)") } : {}),
     refusals: [...refusals.values()].sort(refusalOrder),
+    byObserverTool: [...pairs.values()].sort(observerToolOrder),
+    failures: [...failures.values()].sort(failureOrder),
     totals: { calls: all.calls, successes: all.successes, failures: all.failures, refusals: all.refusals }
   }
 }

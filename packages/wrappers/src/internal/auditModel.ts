@@ -73,6 +73,8 @@ export interface ListQuery {
 export interface TimeWindow {
   readonly since?: number | undefined
   readonly until?: number | undefined
+  /** Only this observer's entries (a caller's own figures). */
+  readonly observerId?: string | undefined
 }
 
 /** The kinds of failure that are refusals: the road declined to run the call. */
@@ -105,6 +107,29 @@ export const RefusalCount = Schema.Struct({
 })
 export type RefusalCount = typeof RefusalCount.Type
 
+/** One observer's calls of one tool: a row of the persona × tool table. */
+export const ObserverToolStats = Schema.Struct({
+  observerId: Schema.String,
+  path: Schema.String,
+  calls: Schema.Int,
+  successes: Schema.Int,
+  failures: Schema.Int,
+  refusals: Schema.Int
+})
+export type ObserverToolStats = typeof ObserverToolStats.Type
+
+/** Failures of one error (tag and kind), refusals and tool failures alike. */
+export const FailureCount = Schema.Struct({
+  /** The error's tag, e.g. `"FileNotFound"`. */
+  reason: Schema.String,
+  /** Its kind; absent on entries recorded before kinds were. */
+  kind: Schema.optionalKey(ToolError.KindSchema),
+  count: Schema.Int,
+  /** When the latest of them was recorded (epoch milliseconds). */
+  lastAt: Schema.Number
+})
+export type FailureCount = typeof FailureCount.Type
+
 export const AuditTotals = Schema.Struct({
   calls: Schema.Int,
   successes: Schema.Int,
@@ -120,6 +145,10 @@ export const AuditAnalytics = Schema.Struct({
   byInstance: Schema.optionalKey(Schema.Array(AuditStats)),
   /** Refusals by reason and kind, most frequent first, then by reason. */
   refusals: Schema.Array(RefusalCount),
+  /** Each observer's calls of each tool, by observer, then path. */
+  byObserverTool: Schema.Array(ObserverToolStats),
+  /** Every failure grouped by its error, most frequent first, then by reason. */
+  failures: Schema.Array(FailureCount),
   totals: AuditTotals
 })
 export type AuditAnalytics = typeof AuditAnalytics.Type

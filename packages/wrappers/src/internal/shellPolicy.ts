@@ -36,6 +36,13 @@ export interface CommandPolicy {
   readonly root: string
   readonly cwd: string
   readonly rules: ReadonlyArray<DenyRule>
+  /**
+   * Text the policy cannot read (a program known only at run time or called
+   * by path, a script it cannot parse or that nests too deep, a `cd` it cannot
+   * place): `"refuse"` (default: nothing else stands behind the policy) or
+   * `"run"` (an operating-system sandbox does, and contains it).
+   */
+  readonly unreadable?: "refuse" | "run" | undefined
 }
 
 export type Verdict =
@@ -49,6 +56,10 @@ interface Denial {
 }
 
 const deny = (rule: string, detail: string, subcommand: string): Denial => ({ rule, detail, subcommand })
+
+// A refusal only for want of reading the text: in front of a sandbox, the sandbox decides instead.
+const unread = (policy: CommandPolicy, denial: Denial): Denial | undefined =>
+  policy.unreadable === "run" ? undefined : denial
 
 /** Words that open or close a compound command; the command proper follows them. */
 const reservedPrefixes = new Set([
@@ -343,7 +354,11 @@ const builtinPatterns = (inv: Invocation, policy: CommandPolicy): Denial | undef
       "interactive",
       () => (inv.args.some((a) => a.text === "--interactive") ? "it is interactive (--interactive)" : undefined)
     ],
-    ["cd-outside", () => (inv.name === "cd" || inv.name === "pushd" ? checkCd(inv, policy) : undefined)]
+    [
+      "cd-outside",
+      () =>
+        (inv.name === "cd" || inv.name === "pushd") && policy.unreadable !== "run" ? checkCd(inv, policy) : undefined
+    ]
   ]
   for (const [rule, check] of checks) {
     const detail = check()
@@ -535,7 +550,7 @@ const vetWords = (
   fed: boolean,
   programs: Array<string>
 ): Denial | undefined => {
-  if (depth > maxDepth) return deny("too-deep", `wrappers nest more than ${maxDepth} deep`, source)
+  if (depth > maxDepth) return unread(policy, deny("too-deep", `wrappers nest more than ${maxDepth} deep`, source))
   let i = 0
   for (;;) {
     const w = ws[i]
@@ -557,7 +572,7 @@ const vetWords = (
     break
   }
   const name = programName(ws[i]!)
-  if (isDenial(name)) return { ...name, subcommand: source }
+  if (isDenial(name)) return unread(policy, { ...name, subcommand: source })
   const args = ws.slice(i + 1)
   const next = unwrap(name, args)
   if (next !== undefined) {
@@ -573,7 +588,10 @@ const vetWords = (
           : vetWords(next.words, source, policy, depth + 1, fed || next.fed, programs)
       case "script": {
         if (next.script.dynamic)
-          return deny("dynamic-command", `the script given to ${name} is known only at run time`, source)
+          return unread(
+            policy,
+            deny("dynamic-command", `the script given to ${name} is known only at run time`, source)
+          )
         return vetScript(next.script.text, policy, depth + 1, programs)
       }
     }
@@ -606,7 +624,7 @@ const vetScript = (
   programs: Array<string>
 ): Denial | undefined => {
   const parsed = parse(script, depth)
-  if (!parsed.ok) return deny("unparseable", parsed.error, script)
+  if (!parsed.ok) return unread(policy, deny("unparseable", parsed.error, script))
   for (const command of parsed.commands) {
     const redirect = checkRedirects(command.redirects, command.source)
     if (redirect !== undefined) return redirect

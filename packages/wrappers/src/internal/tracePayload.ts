@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto"
 import { Boundary } from "@ugent/core"
 import { Duration } from "effect"
-import type { TraceOptions, TraceRecord } from "../TraceStore.ts"
+import type { TraceOptions, TraceRecord } from "./traceModel.ts"
 
 export type Field = "input" | "output" | "error"
 const fields: ReadonlyArray<Field> = ["input", "output", "error"]

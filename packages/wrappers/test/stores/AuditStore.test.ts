@@ -115,6 +115,20 @@ const expected: AuditStore.AuditAnalytics = {
     { reason: "RateLimited", kind: "rate_limited", count: 1 },
     { reason: "TrustDenied", kind: "denied", count: 1 }
   ],
+  // Each observer's calls of each tool: alice has file.read fr1, fr3, …, fr19 and git.log; bob file.read fr0, …, fr18.
+  byObserverTool: [
+    { observerId: "alice", path: "file.read", calls: 10, successes: 7, failures: 3, refusals: 3 },
+    { observerId: "alice", path: "git.log", calls: 4, successes: 3, failures: 1, refusals: 0 },
+    { observerId: "bob", path: "file.read", calls: 10, successes: 8, failures: 2, refusals: 1 }
+  ],
+  // Every failure by its error, refusals and the rest, most frequent first, then by reason.
+  failures: [
+    { reason: "Forbidden", kind: "denied", count: 2, lastAt: 1_016 },
+    { reason: "Boom", count: 1, lastAt: 2_003 },
+    { reason: "FileNotFound", kind: "not_found", count: 1, lastAt: 1_018 },
+    { reason: "RateLimited", kind: "rate_limited", count: 1, lastAt: 1_017 },
+    { reason: "TrustDenied", kind: "denied", count: 1, lastAt: 1_019 }
+  ],
   totals: { calls: 24, successes: 18, failures: 6, refusals: 4 }
 }
 
@@ -346,8 +360,30 @@ for (const { backend, skip } of backends) {
               byTool: [],
               byObserver: [],
               refusals: [],
+              byObserverTool: [],
+              failures: [],
               totals: { calls: 0, successes: 0, failures: 0, refusals: 0 }
             })
+          })
+        )
+      )
+
+      it.live("gives one observer's own figures: a caller asking for its stats sees no one else's", () =>
+        withStores(
+          backend,
+          Effect.gen(function* () {
+            yield* recordAll(fixture)
+            const mine = yield* (yield* audit).analytics({ since: 500, until: 5_000, observerId: "bob" })
+            assert.deepStrictEqual(
+              mine.byObserver.map((s) => s.key),
+              ["bob"]
+            )
+            assert.deepStrictEqual(mine.byObserverTool, [expected.byObserverTool[2]!])
+            assert.deepStrictEqual(mine.failures, [
+              { reason: "FileNotFound", kind: "not_found", count: 1, lastAt: 1_018 },
+              { reason: "Forbidden", kind: "denied", count: 1, lastAt: 1_016 }
+            ])
+            assert.deepStrictEqual(mine.totals, { calls: 10, successes: 8, failures: 2, refusals: 1 })
           })
         )
       )

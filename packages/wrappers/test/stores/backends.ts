@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { PgClient } from "@effect/sql-pg"
-import { AuditStore, MemoryStore, Sqlite, Stores, TraceStore } from "@ugent/wrappers"
+import { ApprovalStore, AuditStore, MemoryStore, Sqlite, Stores, TraceStore } from "@ugent/wrappers"
 import { Effect, Layer, Redacted, type Scope } from "effect"
 import { KeyValueStore } from "effect/persistence"
 import type { SqlClient } from "effect/sql"
@@ -64,6 +64,7 @@ export const memory: Backend = {
     let traces: TraceStore.TraceStoreShape | undefined
     const audit = AuditStore.makeMemory()
     let memory: MemoryStore.MemoryStoreShape | undefined
+    const approvals = ApprovalStore.makeMemory()
     const kv = Effect.runSync(Effect.scoped(Layer.build(KeyValueStore.layerMemory)))
     const open = (options?: Stores.StoreOptions) => {
       traces ??= TraceStore.makeMemory(suiteOptions(options).traces)
@@ -72,6 +73,7 @@ export const memory: Backend = {
         Layer.succeed(TraceStore.TraceStore, traces),
         Layer.succeed(AuditStore.AuditStore, audit),
         Layer.succeed(MemoryStore.MemoryStore, memory),
+        Layer.succeed(ApprovalStore.ApprovalStore, approvals),
         Layer.succeedContext(kv)
       )
     }

@@ -27,6 +27,7 @@ import {
   ByteSize,
   type Cause,
   Clock,
+  Context,
   Duration,
   Effect,
   Exit,
@@ -44,6 +45,7 @@ import {
   type HttpServerRequest,
   HttpServerResponse
 } from "effect/http"
+import * as Callers from "../../Callers.ts"
 import type * as Human from "../../Human.ts"
 import { Invoker } from "../../Invoke.ts"
 import type * as Invoke from "../../Invoke.ts"
@@ -67,6 +69,8 @@ export interface Options {
 interface Session {
   readonly id: string
   readonly client: string
+  /** The caller whose credential opened it (a callers file); only that credential uses it. */
+  readonly caller: Callers.Configured | undefined
   readonly connection: Server.Connection
   readonly scope: Scope.Closeable
   /** Lines for the client outside a reply (questions), taken by whichever event stream is open. */
@@ -126,7 +130,11 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
               )
             })
 
-      const open = (client: string, resume?: { readonly id: string; readonly settled: SessionState.McpSession }) =>
+      const open = (
+        client: string,
+        caller: Callers.Configured | undefined,
+        resume?: { readonly id: string; readonly settled: SessionState.McpSession }
+      ) =>
         Effect.gen(function* () {
           const scope = yield* Scope.make()
           const outbox = yield* Queue.unbounded<string, Cause.Done>()
@@ -136,7 +144,8 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
               info: options.info,
               send: (line) => Effect.asVoid(Queue.offer(outbox, line)),
               fallback: options.fallback,
-              services: () => Effect.succeed(captured),
+              // The caller its credential named, over the server's configured one.
+              services: () => Effect.succeed(caller === undefined ? captured : Context.merge(captured, caller.context)),
               session: roadSession(id),
               resume: resume?.settled
             })
@@ -145,6 +154,7 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
           const session: Session = {
             id,
             client,
+            caller,
             connection,
             scope,
             outbox,
@@ -199,11 +209,13 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
        * This instance's connection of the session, in a room made from the room's record when it holds none.
        * A session the room confirmed within a second is not asked again (`fresh`), except to end it.
        */
-      const local = (id: string, client: string, fresh = true) =>
+      const local = (id: string, client: string, caller: Callers.Configured | undefined, fresh = true) =>
         Effect.gen(function* () {
-          if (Option.isNone(room)) return { session: sessions.get(id) }
+          // Another credential's session is not found: its id alone never lends its caller's rights.
+          const mine = (session: Session | undefined) => (session?.caller === caller ? session : undefined)
+          if (Option.isNone(room)) return { session: mine(sessions.get(id)) }
           const now = yield* Clock.currentTimeMillis
-          const known = sessions.get(id)
+          const known = mine(sessions.get(id))
           if (fresh && known !== undefined && now - known.confirmedAt < confirmMillis) return { session: known }
           const found = yield* Effect.result(room.value.find(id, options.idleMillis))
           if (found._tag === "Failure") return { error: storeDown(found.failure) }
@@ -214,16 +226,22 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
             return { session: undefined }
           }
           if (held !== undefined) {
+            if (held.caller !== caller) return { session: undefined }
             held.confirmedAt = now
             return { session: held }
           }
+          if (found.success.callerId !== caller?.id) return { session: undefined }
           if (!(yield* makeRoom(client, now))) return { session: undefined }
-          const opened = yield* open(found.success.client, { id, settled: found.success })
+          const opened = yield* open(found.success.client, caller, { id, settled: found.success })
           opened.confirmedAt = now
           return { session: opened }
         })
 
-      const sessionOf = (request: HttpServerRequest.HttpServerRequest, fresh = true) =>
+      const sessionOf = (
+        request: HttpServerRequest.HttpServerRequest,
+        caller: Callers.Configured | undefined,
+        fresh = true
+      ) =>
         Effect.gen(function* () {
           const id = request.headers["mcp-session-id"]
           if (id === undefined) {
@@ -248,6 +266,7 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
           const found = yield* local(
             id,
             Option.getOrElse(request.remoteAddress, () => "unknown"),
+            caller,
             fresh
           )
           if (found.error !== undefined) return { error: found.error }
@@ -306,9 +325,9 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
                 `This server holds ${options.maxSessions} MCP sessions, its limit. Close a session (DELETE with its Mcp-Session-Id) or try again later.`
               )
             }
-            session = yield* open(client)
+            session = yield* open(client, yield* Callers.Identified)
           } else {
-            const found = yield* sessionOf(request)
+            const found = yield* sessionOf(request, yield* Callers.Identified)
             if (found.error !== undefined) return found.error
             session = found.session
           }
@@ -319,7 +338,13 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
             (m) => isRecord(m) && m.id !== undefined && m.id !== null && typeof m.method === "string"
           )
           // A reply as JSON has no room for notifications about its request (progress): they are not sent.
-          const answer = (m: unknown) => session.connection.receive(m, () => Effect.void)
+          // The session's caller over the server's, whose context the request's fiber holds.
+          const caller = session.caller
+          const asCaller = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+            caller === undefined
+              ? effect
+              : Effect.updateContext(effect, (c: Context.Context<R>) => Context.merge(c, caller.context))
+          const answer = (m: unknown) => asCaller(session.connection.receive(m, () => Effect.void))
           if (requests.length === 0) {
             yield* Effect.forEach(messages, answer, { discard: true })
             return HttpServerResponse.empty({ status: 202, headers })
@@ -337,7 +362,15 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
             const settled = initializing ? session.connection.settled() : undefined
             if (Option.isSome(room) && settled !== undefined) {
               const recorded = yield* Effect.result(
-                room.value.open(session.id, { client: session.client, ...settled }, options.idleMillis)
+                room.value.open(
+                  session.id,
+                  {
+                    client: session.client,
+                    ...settled,
+                    ...(session.caller === undefined ? {} : { callerId: session.caller.id })
+                  },
+                  options.idleMillis
+                )
               )
               if (recorded._tag === "Failure") {
                 yield* end(session)
@@ -353,14 +386,16 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
           }
           const done = yield* Queue.unbounded<string, Cause.Done>()
           yield* Effect.forkIn(
-            Effect.forEach(
-              messages,
-              (m) =>
-                Effect.flatMap(
-                  session.connection.receive(m, (line) => Effect.asVoid(Queue.offer(done, line))),
-                  (reply) => (reply === undefined ? Effect.void : Queue.offer(done, reply))
-                ),
-              { concurrency: "unbounded", discard: true }
+            asCaller(
+              Effect.forEach(
+                messages,
+                (m) =>
+                  Effect.flatMap(
+                    session.connection.receive(m, (line) => Effect.asVoid(Queue.offer(done, line))),
+                    (reply) => (reply === undefined ? Effect.void : Queue.offer(done, reply))
+                  ),
+                { concurrency: "unbounded", discard: true }
+              )
             ).pipe(Effect.ensuring(Queue.end(done))),
             session.scope
           )
@@ -379,7 +414,7 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
       const remove = (request: HttpServerRequest.HttpServerRequest) =>
         Effect.gen(function* () {
           if (forbiddenOrigin(request)) return HttpServerResponse.empty({ status: 403 })
-          const found = yield* sessionOf(request, false)
+          const found = yield* sessionOf(request, yield* Callers.Identified, false)
           if (found.error !== undefined) return found.error
           if (Option.isSome(room)) {
             // Ended for the whole room: its record and its remembered proofs.

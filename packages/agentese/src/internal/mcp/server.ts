@@ -75,7 +75,8 @@ export interface McpTool {
   readonly inputSchema: Readonly<Record<string, unknown>>
   readonly outputSchema?: Readonly<Record<string, unknown>> | undefined
   readonly annotations: Readonly<Record<string, unknown>>
-  readonly _meta: Readonly<Record<string, unknown>>
+  /** The level a tool needs (`ugent/trust`, when above L0) and whether each call is confirmed (`ugent/approval`, when so). */
+  readonly _meta?: Readonly<Record<string, unknown>> | undefined
 }
 
 /** The MCP tool of an offer, under `name`; its output schema only when asked for and an object. */
@@ -90,26 +91,39 @@ export const toMcpTool = (
       ? (Catalog.servedOutput(description.output) as { readonly type?: unknown })
       : {}
   const level = Catalog.levelOf(description)
+  const meta = {
+    ...(level.requiredTrust > 0 ? { [MetaKeys.trust]: level.requiredTrust } : {}),
+    ...(level.requiresApproval ? { [MetaKeys.approval]: true } : {})
+  }
   return {
     name,
     title: description.path,
     description: description.description,
     inputSchema: Catalog.inputShape(description.input).schema,
     ...(output.type === "object" ? { outputSchema: output as Record<string, unknown> } : {}),
-    annotations: {
-      title: description.path,
-      readOnlyHint: description.annotations.readOnly,
-      destructiveHint: description.annotations.destructive,
-      idempotentHint: description.annotations.idempotent,
-      openWorldHint: description.annotations.openWorld
-    },
-    _meta: {
-      [MetaKeys.path]: description.path,
-      [MetaKeys.trust]: level.requiredTrust,
-      [MetaKeys.approval]: level.requiresApproval
-    }
+    annotations: hints(description.annotations),
+    ...(Object.keys(meta).length > 0 ? { _meta: meta } : {})
   }
 }
+
+/**
+ * A tool's hints, only those that differ from MCP's defaults (not read-only,
+ * destructive, not idempotent, open world), and for a read-only tool neither
+ * destructive nor idempotent (the spec gives them meaning only for a tool
+ * that writes): every client reads the same, and the list stays within the
+ * reference servers' size per tool.
+ */
+const hints = (a: {
+  readonly readOnly: boolean
+  readonly destructive: boolean
+  readonly idempotent: boolean
+  readonly openWorld: boolean
+}): Readonly<Record<string, boolean>> => ({
+  ...(a.readOnly ? { readOnlyHint: true } : {}),
+  ...(!a.readOnly && !a.destructive ? { destructiveHint: false } : {}),
+  ...(!a.readOnly && a.idempotent ? { idempotentHint: true } : {}),
+  ...(a.openWorld ? {} : { openWorldHint: false })
+})
 
 /** A call's result, as MCP sends it. */
 export interface CallToolJson {
@@ -138,12 +152,16 @@ export const callToolJson = (
     return {
       content: [{ type: "text", text: Render.failure(outcome.error, audience) }],
       isError: true,
-      _meta: {
-        [MetaKeys.path]: outcome.path,
-        [MetaKeys.callId]: outcome.callId,
-        [MetaKeys.kind]: outcome.kind,
-        [MetaKeys.error]: outcome.error
-      }
+      // A client that hands its model the whole failed result (Gemini CLI) gets the text alone, not its JSON twice.
+      _meta:
+        Budget.clientNamed(audience.client)?.readsRawErrors === true
+          ? {}
+          : {
+              [MetaKeys.path]: outcome.path,
+              [MetaKeys.callId]: outcome.callId,
+              [MetaKeys.kind]: outcome.kind,
+              [MetaKeys.error]: outcome.error
+            }
     }
   }
   const modelText = outcome.modelText
@@ -487,7 +505,12 @@ export const connect = (options: {
       })
     const audienceOf = (r: Ready): Render.Audience => {
       if (audience === undefined) {
-        audience = Render.audience({ client, tools: r.offers.map((o) => ({ path: o.path, name: o.name })) })
+        // Hints name tools as this client lists them, under the name its configuration gives the server.
+        audience = Render.audience({
+          client,
+          tools: r.offers.map((o) => ({ path: o.path, name: o.name })),
+          toolName: (path) => Budget.listedName(client, options.info.name, Catalog.toolName(path))
+        })
       }
       return audience
     }
@@ -583,7 +606,10 @@ export const connect = (options: {
             protocolVersion: protocol,
             capabilities: { logging: {}, tools: { listChanged: false } },
             serverInfo: { name: options.info.name, version: options.info.version },
-            instructions: options.info.instructions
+            // The tools the instructions name, as this client lists them.
+            instructions: options.info.instructions.replace(/(?<![\w.])(?:world|self)_\w+/g, (tool) =>
+              Budget.listedName(client, options.info.name, tool)
+            )
           })
           // A client that reports roots is asked for them once it has initialized; any other's road is made now.
           return capabilities.roots === undefined ? Effect.as(start, reply) : Effect.succeed(reply)

@@ -8,7 +8,7 @@
  */
 import type { Gathered } from "./gather.ts"
 import * as Manifest from "./manifest.ts"
-import type * as S from "./schema.ts"
+import * as S from "./schema.ts"
 
 type Facts = typeof S.Facts.Type
 type Section = typeof S.Section.Type
@@ -357,6 +357,6 @@ export const compose = (
   currentState: currentState(gathered.facts, meta.nowMillis),
   nextSteps: nextSteps(gathered.facts, meta.nowMillis),
   basedOn: basedOn(gathered, meta.session),
-  attribution: { session: meta.session, filesRead: gathered.filesRead, toolCalls: gathered.toolCalls },
+  attribution: S.tallied({ session: meta.session, filesRead: gathered.filesRead, toolCalls: gathered.toolCalls }),
   facts: gathered.facts
 })

@@ -43,6 +43,8 @@ export const frontMatter = (report: Report): string =>
     `  session: ${flow(report.attribution.session)}`,
     ...items("filesRead", report.attribution.filesRead, "  "),
     ...items("toolCalls", report.attribution.toolCalls, "  "),
+    ...(report.attribution.perTool !== undefined ? items("perTool", report.attribution.perTool, "  ") : []),
+    ...(report.attribution.confidence !== undefined ? [`  confidence: ${flow(report.attribution.confidence)}`] : []),
     "---"
   ].join("\n")
 
@@ -65,6 +67,9 @@ export const body = (report: Report): string => {
     `Project Resurrection · ${how} · ${report.generatedAt.replace("T", " ").replace(/\.\d+Z$/, "Z")} · ${calls} tool ${calls === 1 ? "call" : "calls"} in ${(report.durationMillis / 1000).toFixed(1)} s`,
     ...(report.about !== undefined ? ["", report.about] : []),
     ...(report.incomplete !== undefined ? ["", `**Incomplete:** ${report.incomplete}`] : []),
+    ...(report.attribution.confidence !== undefined
+      ? ["", `Confidence: ${report.attribution.confidence.level}. ${report.attribution.confidence.reason}`]
+      : []),
     "",
     section("Last active area", report.lastActiveArea),
     "",

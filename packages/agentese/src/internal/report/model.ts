@@ -54,9 +54,20 @@ export const sectionsOf = (text: string): Sections | string => {
   return problem
 }
 
-const attributionOf = (session: string, calls: ReadonlyArray<Agent.Call>): typeof S.Attribution.Type => {
-  const made = calls.filter((c) => c.outcome !== undefined && c.outcome.callId !== "")
-  const toolCalls = made.map((c) => {
+/** A call and the step that made it. */
+interface Made {
+  readonly call: Agent.Call
+  readonly step: Agent.Step
+}
+
+const attributionOf = (
+  session: string,
+  all: ReadonlyArray<Made>,
+  stopped: { readonly incomplete?: string | undefined; readonly budgetRanOut?: string | undefined }
+): typeof S.Attribution.Type => {
+  const madeWith = all.filter(({ call: c }) => c.outcome !== undefined && c.outcome.callId !== "")
+  const made = madeWith.map(({ call }) => call)
+  const toolCalls = madeWith.map(({ call: c, step }) => {
     const o = c.outcome!
     return {
       callId: o.callId,
@@ -65,7 +76,10 @@ const attributionOf = (session: string, calls: ReadonlyArray<Agent.Call>): typeo
       purpose: "asked by the model",
       ok: o.ok,
       ...(o.ok ? {} : { error: { tag: o.error._tag, kind: o.kind, message: o.error.message } }),
-      durationMillis: c.durationMillis ?? 0
+      durationMillis: c.durationMillis ?? 0,
+      step: step.index,
+      stepId: step.id,
+      ...(c.resultBytes !== undefined ? { resultBytes: c.resultBytes } : {})
     }
   })
   const filesRead = made.flatMap((c): ReadonlyArray<typeof S.FileRead.Type> => {
@@ -86,8 +100,16 @@ const attributionOf = (session: string, calls: ReadonlyArray<Agent.Call>): typeo
     if (c.path === "world.tools.git.blame") return [{ path: input.path, via: c.path, callId: c.outcome!.callId }]
     return []
   })
-  return { session, filesRead, toolCalls }
+  return S.tallied({ session, filesRead, toolCalls }, stopped)
 }
+
+/** Which budget ran out, in words. */
+const ranOut = (missing: Agent.Missing): string =>
+  missing.budget === "steps"
+    ? `its ${missing.limit} steps were used up`
+    : missing.budget === "tokens"
+      ? `its ${missing.limit} tokens were used up`
+      : "its time ran out"
 
 export interface Options {
   readonly model: string
@@ -114,6 +136,27 @@ export const author =
       const first = yield* Agent.run({ prompt: task(options.protocol, maxCalls), ...budgets })
       let runs: ReadonlyArray<Agent.Result> = [first]
       let sections = first._tag === "Complete" ? sectionsOf(first.text) : first.message
+      let budgetRanOut: string | undefined
+      if (first._tag === "Incomplete") {
+        // The budget ran out: the model writes what it found so far, with no further calls, so its findings are kept.
+        budgetRanOut = ranOut(first.missing)
+        const last = yield* Agent.run({
+          prompt: AiPrompt.concat(
+            first.prompt,
+            AiPrompt.make(
+              `Your budget ran out (${budgetRanOut}): make no more calls. Answer now with only the JSON object ${shape}, from what you found so far; in basedOn say what you could not look at.`
+            )
+          ),
+          maxSteps: 1,
+          maxCalls: 0,
+          timeout: budgets.timeout,
+          onStep: options.onStep
+        })
+        runs = [first, last]
+        const written = last._tag === "Complete" ? sectionsOf(last.text) : last.message
+        sections =
+          typeof written === "string" ? `${first.message} Its findings could not be written: ${written}` : written
+      }
       // One chance to correct a reply that is not the format, with no further calls.
       if (typeof sections === "string" && first._tag === "Complete") {
         const again = yield* Agent.run({
@@ -132,14 +175,23 @@ export const author =
         const fixed = again._tag === "Complete" ? sectionsOf(again.text) : again.message
         sections = typeof fixed === "string" ? `the model's report was not in the report's format: ${fixed}` : fixed
       }
-      const calls = runs.flatMap((r) => r.steps.flatMap((s) => s.calls))
+      const calls = runs.flatMap((r) => r.steps.flatMap((step) => step.calls.map((call) => ({ call, step }))))
       const now = yield* Clock.currentTimeMillis
-      const attribution = attributionOf(first.id, calls)
+      const attribution = attributionOf(first.id, calls, {
+        incomplete: typeof sections === "string" ? sections : undefined,
+        budgetRanOut
+      })
+      // What the model said along the way: its findings so far, when it could not write the report.
+      const findings = runs
+        .flatMap((r) => r.steps.map((step) => step.text.replace(/\s+/g, " ").trim()))
+        .filter((t) => t !== "")
+        .map((t) => (t.length > 300 ? `${t.slice(0, 300)}…` : t))
       const written: Sections =
         typeof sections === "string"
           ? {
               lastActiveArea: { summary: "Not known: the analysis is incomplete.", points: [] },
-              currentState: { summary: `Analysis incomplete: ${sections}`, points: [] },
+              // The model's own words along the way are its findings so far.
+              currentState: { summary: `Analysis incomplete: ${sections}`, points: findings },
               nextSteps: {
                 summary: "Run the report again, or without a model (ugent report --deterministic).",
                 points: []
@@ -161,6 +213,12 @@ export const author =
         durationMillis: runs.reduce((n, r) => n + r.durationMillis, 0),
         ...written,
         attribution,
-        ...(typeof sections === "string" ? { incomplete: sections } : {})
+        ...(typeof sections === "string"
+          ? { incomplete: sections }
+          : budgetRanOut !== undefined
+            ? {
+                incomplete: `The model's budget ran out (${budgetRanOut}); these are its findings so far, written without further calls.`
+              }
+            : {})
       } satisfies typeof S.Report.Type
     })

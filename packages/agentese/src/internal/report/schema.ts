@@ -26,7 +26,27 @@ export const ToolCall = Schema.Struct({
   ok: Schema.Boolean,
   /** The failure, when the call did not succeed. */
   error: Schema.optionalKey(Schema.Struct({ tag: Schema.String, kind: Schema.String, message: Schema.String })),
-  durationMillis: Schema.Number
+  durationMillis: Schema.Number,
+  /** The agent step that made it (a model's report): its number and id. */
+  step: Schema.optionalKey(Schema.Int),
+  stepId: Schema.optionalKey(Schema.String),
+  /** The size of its result's text in bytes, when it succeeded. */
+  resultBytes: Schema.optionalKey(Schema.Int)
+})
+
+/** The calls of one tool in the report's making. */
+export const ToolCount = Schema.Struct({
+  path: Schema.String,
+  calls: Schema.Int,
+  ok: Schema.Int,
+  failed: Schema.Int
+})
+
+/** How far the report can be trusted, from how its facts were gathered. */
+export const Confidence = Schema.Struct({
+  level: Schema.Literals(["high", "medium", "low"]),
+  /** Why, in a sentence. */
+  reason: Schema.String
 })
 
 export const FileRead = Schema.Struct({
@@ -42,8 +62,51 @@ export const Attribution = Schema.Struct({
   /** The session every call was made in. */
   session: Schema.String,
   filesRead: Schema.Array(FileRead),
-  toolCalls: Schema.Array(ToolCall)
+  toolCalls: Schema.Array(ToolCall),
+  /** The calls per tool, most used first (absent from reports written before). */
+  perTool: Schema.optionalKey(Schema.Array(ToolCount)),
+  confidence: Schema.optionalKey(Confidence)
 })
+
+/**
+ * The attribution's counts per tool and its confidence: high when every call
+ * gave its result and the author finished, medium when some calls failed or
+ * the findings were written after a budget ran out, low when the author could
+ * not finish or no call gave a result.
+ */
+export const tallied = (
+  attribution: Omit<typeof Attribution.Type, "perTool" | "confidence">,
+  stopped: { readonly incomplete?: string | undefined; readonly budgetRanOut?: string | undefined } = {}
+): typeof Attribution.Type => {
+  const counts = new Map<string, { path: string; calls: number; ok: number; failed: number }>()
+  for (const c of attribution.toolCalls) {
+    let count = counts.get(c.path)
+    if (count === undefined) {
+      count = { path: c.path, calls: 0, ok: 0, failed: 0 }
+      counts.set(c.path, count)
+    }
+    count.calls++
+    if (c.ok) count.ok++
+    else count.failed++
+  }
+  const perTool = [...counts.values()].sort((a, b) => b.calls - a.calls || (a.path < b.path ? -1 : 1))
+  const calls = attribution.toolCalls.length
+  const failed = attribution.toolCalls.filter((c) => !c.ok).length
+  const confidence: typeof Confidence.Type =
+    stopped.incomplete !== undefined
+      ? { level: "low", reason: `The author did not finish: ${stopped.incomplete}` }
+      : calls > 0 && failed === calls
+        ? { level: "low", reason: `None of the ${calls} tool calls gave a result.` }
+        : stopped.budgetRanOut !== undefined
+          ? {
+              level: "medium",
+              reason: `The findings were written when ${stopped.budgetRanOut}; what was not looked at is missing.`
+            }
+          : failed > 0
+            ? { level: "medium", reason: `${failed} of ${calls} tool calls gave no result.` }
+            : { level: "high", reason: `Every one of the ${calls} tool calls gave its result.` }
+  return { ...attribution, perTool, confidence }
+}
 
 export const Structure = Schema.Struct({
   /** Nothing at all in the folder (no files, no repository). */

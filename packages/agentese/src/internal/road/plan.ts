@@ -17,8 +17,14 @@ export interface Step {
   readonly args: Readonly<Record<string, unknown>>
 }
 
+/** A fan-out step: its calls, each resolved and decided. */
+export interface Fanout {
+  readonly all: ReadonlyArray<Step>
+  readonly mode: "collect-all" | "fail-fast"
+}
+
 export type Planned =
-  | { readonly _tag: "Planned"; readonly steps: ReadonlyArray<Step> }
+  | { readonly _tag: "Planned"; readonly steps: ReadonlyArray<Step | Fanout> }
   | { readonly _tag: "Unplanned"; readonly path: string; readonly error: Parse.ParseError | UnknownPath }
 
 export const plan = (
@@ -48,15 +54,19 @@ export const plan = (
     if (result._tag === "Left") return { _tag: "Unplanned", path: request.path ?? "", error: result.left }
     parsed = result.right.steps
   }
-  const steps: Array<Step> = []
+  const steps: Array<Step | Fanout> = []
   for (const step of parsed) {
-    const entry = registry.get(step.path)
-    if (entry === undefined) return { _tag: "Unplanned", path: step.path, error: registry.unknown(step.path) }
-    steps.push({
-      entry,
-      decision: Recipe.decide(recipe, entry.path, entry.level?.min ?? entry.tool.trust),
-      args: step.args
-    })
+    const calls: Array<Step> = []
+    for (const call of Parse.callsOf(step)) {
+      const entry = registry.get(call.path)
+      if (entry === undefined) return { _tag: "Unplanned", path: call.path, error: registry.unknown(call.path) }
+      calls.push({
+        entry,
+        decision: Recipe.decide(recipe, entry.path, entry.level?.min ?? entry.tool.trust),
+        args: call.args
+      })
+    }
+    steps.push(step.all === undefined ? calls[0]! : { all: calls, mode: step.mode ?? "collect-all" })
   }
   return { _tag: "Planned", steps }
 }

@@ -45,6 +45,7 @@ import {
   selected,
   worthWalking
 } from "./isoDiff.ts"
+import { makeIsoWrites } from "./isoWrites.ts"
 import { Lru } from "./lru.ts"
 import { type CommitData, MissingObject, RepoStore } from "./objects.ts"
 import { detectRenames } from "./rename.ts"
@@ -572,5 +573,7 @@ export const makeIsomorphic = (): GitBackendShape => {
       )
     })
 
-  return { kind: "isomorphic", status, log, diff, blame, show }
+  // A write drops the repository's cached objects and index: the next read starts afresh.
+  const writes = makeIsoWrites((repo) => stores.delete(repo.gitDir))
+  return { kind: "isomorphic", status, log, diff, blame, show, writes }
 }

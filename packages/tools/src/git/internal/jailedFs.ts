@@ -6,7 +6,8 @@
  * `lstat` and `readlink` look at a link itself, through its directory opened
  * and checked the same way. As git does since 2.32, a `.gitignore`,
  * `.gitattributes` or `.mailmap` that is a symbolic link is not read at all.
- * Writes fail: the tools never write a repository.
+ * Writes fail, unless the git writes ask for a writable client: then each
+ * name is made or removed through its directory, opened and checked inside.
  *
  * The git directories are read the same way: the object store check found
  * every link in them leading inside, but the repository's directory itself
@@ -20,16 +21,22 @@
  */
 import type * as nodeFs from "node:fs"
 import {
+  chmodSync,
   closeSync,
   constants,
   existsSync,
   fstatSync,
   lstatSync,
+  mkdirSync,
   openSync,
   readdirSync,
   readFile,
   readlinkSync,
-  realpathSync
+  realpathSync,
+  rmdirSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync
 } from "node:fs"
 import * as path from "node:path"
 import { promisify } from "node:util"
@@ -46,6 +53,8 @@ const noLinks = new Set([".gitignore", ".gitattributes", ".mailmap"])
 /** Reads never block on a FIFO or device, and directories are opened as such. */
 const fileFlags = constants.O_RDONLY | constants.O_NONBLOCK
 const dirFlags = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NONBLOCK
+const writeFlags =
+  constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW | constants.O_NONBLOCK
 
 const procFd = existsSync("/proc/self/fd")
 
@@ -62,7 +71,7 @@ const readFd = promisify(readFile)
  * outside. `lstat` and `readlink` look at the entry itself through its
  * directory, opened and checked the same way.
  */
-export const jailedFs = (root: string) => {
+export const jailedFs = (root: string, options?: { readonly writable?: boolean }) => {
   /** Whether an open descriptor (or, without `/proc/self/fd`, the path) lies inside the root. */
   const inside = (fd: number, p: string): boolean => {
     try {
@@ -159,5 +168,39 @@ export const jailedFs = (root: string) => {
       throw readOnly(p)
     }
   }
-  return { promises }
+  if (options?.writable !== true) return { promises }
+  /** Runs `f` on the entry's name through its directory, opened and checked inside; `f`'s own errors pass. */
+  const inDir = <A>(p: string, f: (entry: string) => A): A => {
+    const dir = open(path.dirname(p), "directory")
+    try {
+      return f(procFd ? `/proc/self/fd/${dir}/${path.basename(p)}` : p)
+    } finally {
+      closeSync(dir)
+    }
+  }
+  // The git writes (the isomorphic backend): each name is created or removed in a directory checked inside,
+  // and a file is opened without following a link, so nothing is written outside the root.
+  const writable = {
+    ...promises,
+    writeFile: async (p: string, data: string | Uint8Array, o?: unknown) => {
+      const mode = typeof o === "object" && o !== null && "mode" in o ? Number(o.mode) : 0o666
+      inDir(p, (entry) => {
+        const fd = openSync(entry, writeFlags, mode)
+        try {
+          writeFileSync(fd, data)
+        } finally {
+          closeSync(fd)
+        }
+      })
+    },
+    unlink: async (p: string) => inDir(p, (entry) => unlinkSync(entry)),
+    mkdir: async (p: string) => inDir(p, (entry) => mkdirSync(entry)),
+    rmdir: async (p: string) => inDir(p, (entry) => rmdirSync(entry)),
+    symlink: async (target: string, p: string) => inDir(p, (entry) => symlinkSync(target, entry)),
+    chmod: async (p: string, mode: number) =>
+      inDir(p, (entry) => {
+        if (!lstatSync(entry).isSymbolicLink()) chmodSync(entry, mode)
+      })
+  }
+  return { promises: writable }
 }

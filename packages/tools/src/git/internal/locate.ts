@@ -19,7 +19,7 @@ import { NotARepository, PathNotInRepository } from "../GitError.ts"
 /** The `repository` input field shared by every git tool. */
 export const repositoryOption = Schema.optionalKey(
   Schema.String.annotate({
-    description: "Sub-directory of the workspace that holds the repository (default: the workspace root)."
+    description: "The repository's sub-directory (default: the root)."
   })
 )
 
@@ -35,13 +35,12 @@ export const diffShape = {
   ),
   maxDiffSize: Schema.optionalKey(
     Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 10_000_000 })).annotate({
-      description:
-        "Most bytes of hunk lines returned, over all files (default 51200); the rest is left out and truncated is set."
+      description: "Most bytes of hunk lines (default 51200); past it, truncated."
     })
   ),
   maxFiles: Schema.optionalKey(
     Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 100_000 })).annotate({
-      description: "Most files listed (default 500); statistics still count every file."
+      description: "Most files listed (default 500)."
     })
   )
 }

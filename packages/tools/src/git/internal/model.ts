@@ -8,7 +8,7 @@
  */
 import type { Effect } from "effect"
 import type { ConcurrentChange } from "../../internal/workspace/errors.ts"
-import type { GitFailed, InvalidRevision, PathNotInRepository, UnknownRevision } from "../GitError.ts"
+import type { GitFailed, GitWriteRefused, InvalidRevision, PathNotInRepository, UnknownRevision } from "../GitError.ts"
 import type { BlameOutput, DiffOutput, LogOutput, ShowOutput, StatusOutput } from "./results.ts"
 
 /**
@@ -123,6 +123,101 @@ export interface ShowQuery extends DiffShape {
 export type RevisionError = UnknownRevision | InvalidRevision | GitFailed
 
 /**
+ * Who a commit names: a name and an email address.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Identity {
+  readonly name: string
+  readonly email: string
+}
+
+/**
+ * A commit's author or committer line: who, and when (Unix seconds, and the
+ * zone as minutes east of UTC).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Signature extends Identity {
+  readonly timestamp: number
+  readonly zoneMinutes: number
+}
+
+/**
+ * What the git writes read from the repository's own configuration: the
+ * configured user and where its hooks are (`core.hooksPath`, as written).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface WriteConfig {
+  readonly name: string | undefined
+  readonly email: string | undefined
+  readonly hooksPath: string | undefined
+}
+
+/**
+ * A commit to make: the message (already cleaned: no carriage returns, no
+ * blank lines around it, one final newline), whether it replaces HEAD
+ * (`amend` keeps HEAD's author, as git does), the author of a new commit and
+ * the committer.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface CommitQuery {
+  readonly message: string
+  readonly amend: boolean
+  readonly author: Signature
+  readonly committer: Signature
+}
+
+/**
+ * One stash entry, newest first (`index` 0 is `stash@{0}`).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface StashEntry {
+  readonly index: number
+  readonly message: string
+}
+
+/**
+ * The writes a backend does. Each refuses (never skips) a hook the
+ * repository would run that it cannot run safely (see `GitWriteRefused`).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface GitWrites {
+  readonly config: (repo: Repository) => Effect.Effect<WriteConfig, GitFailed>
+  /** Stages these repository paths (new, changed and removed files; a directory stages what is under it). */
+  readonly add: (
+    repo: Repository,
+    paths: ReadonlyArray<string>
+  ) => Effect.Effect<void, GitFailed | GitWriteRefused | PathNotInRepository>
+  /** Makes the commit of what is staged; its hash. */
+  readonly commit: (repo: Repository, query: CommitQuery) => Effect.Effect<string, GitFailed | GitWriteRefused>
+  /** The local branch names, sorted. */
+  readonly branches: (repo: Repository) => Effect.Effect<ReadonlyArray<string>, GitFailed>
+  /** The remote-tracking refs (`refs/remotes/...`) whose history holds the commit. */
+  readonly remoteContaining: (repo: Repository, oid: string) => Effect.Effect<ReadonlyArray<string>, GitFailed>
+  /** Creates a branch at a commit (never moves an existing one). */
+  readonly branch: (repo: Repository, name: string, oid: string) => Effect.Effect<void, GitFailed | GitWriteRefused>
+  /** Checks out a local branch (the tool has checked that nothing tracked is changed). */
+  readonly switchTo: (repo: Repository, name: string) => Effect.Effect<void, GitFailed | GitWriteRefused>
+  readonly stashPush: (
+    repo: Repository,
+    message: string | undefined
+  ) => Effect.Effect<void, GitFailed | GitWriteRefused>
+  readonly stashPop: (repo: Repository) => Effect.Effect<void, GitFailed | GitWriteRefused>
+  readonly stashList: (repo: Repository) => Effect.Effect<ReadonlyArray<StashEntry>, GitFailed>
+}
+
+/**
  * What a backend does.
  *
  * @category models
@@ -139,4 +234,5 @@ export interface GitBackendShape {
     query: BlameQuery
   ) => Effect.Effect<BlameOutput, RevisionError | PathNotInRepository>
   readonly show: (repo: Repository, query: ShowQuery) => Effect.Effect<ShowOutput, RevisionError>
+  readonly writes: GitWrites
 }

@@ -28,16 +28,19 @@
  * @internal
  */
 import { spawn } from "node:child_process"
-import { closeSync, constants, existsSync, openSync, readlinkSync } from "node:fs"
+import { closeSync, constants, existsSync, mkdirSync, openSync, readlinkSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { Effect, Option, Stream } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import type {
   BlameQuery,
+  CommitQuery,
   DiffQuery,
   DiffShape,
   GitBackendShape,
+  GitWrites,
+  Signature,
   LogQuery,
   Repository,
   RevisionError,
@@ -45,7 +48,8 @@ import type {
   StatusQuery
 } from "./model.ts"
 import type { ConcurrentChange } from "../../internal/workspace/errors.ts"
-import { GitFailed, PathNotInRepository, UnknownRevision } from "../GitError.ts"
+import { GitFailed, GitWriteRefused, PathNotInRepository, UnknownRevision } from "../GitError.ts"
+import { type Operation, planHooks } from "./hooks.ts"
 import { Budget, ChangesAcc } from "./changes.ts"
 import { confirmDiff, confirmUntracked } from "./confirm.ts"
 import { diffParser, LOG_FORMAT, type LogRecord, logParser, parseBlame, parseStatus } from "./nativeParse.ts"
@@ -159,6 +163,64 @@ const baseEnv = (repo: Repository, shadow: Shadow): Record<string, string> => {
     env[`GIT_CONFIG_KEY_${i}`] = k
     env[`GIT_CONFIG_VALUE_${i}`] = v
   })
+  return env
+}
+
+/** Configuration a write adds: no signing program, no editor, no automatic housekeeping. */
+const writeOverrides: ReadonlyArray<readonly [string, string]> = [
+  ["commit.gpgSign", "false"],
+  ["tag.gpgSign", "false"],
+  ["core.editor", "false"],
+  ["sequence.editor", "false"],
+  ["gc.auto", "0"],
+  ["maintenance.auto", "false"],
+  ["user.useConfigOnly", "false"],
+  ["advice.detachedHead", "false"],
+  ["submodule.recurse", "false"]
+]
+
+/** `@<seconds> +hhmm`, git's raw date. */
+const rawDate = (s: Signature) => {
+  const sign = s.zoneMinutes < 0 ? "-" : "+"
+  const m = Math.abs(s.zoneMinutes)
+  return `@${s.timestamp} ${sign}${String(Math.floor(m / 60)).padStart(2, "0")}${String(m % 60).padStart(2, "0")}`
+}
+
+/**
+ * The environment of a write: the read environment, with the hooks folder
+ * checked by `planHooks` (or none), the write's own overrides, and who
+ * writes. No variable of the caller's reaches git.
+ */
+const writeEnv = (
+  repo: Repository,
+  shadow: Shadow,
+  hooks: string | undefined,
+  who?: { readonly author: Signature; readonly committer: Signature }
+): Record<string, string> => {
+  const env = baseEnv(repo, shadow)
+  const all = [
+    ...overrides.map(([k, v]): readonly [string, string] =>
+      k === "core.hooksPath" ? [k, hooks ?? "/dev/null"] : [k, v]
+    ),
+    ...writeOverrides
+  ]
+  env.GIT_CONFIG_COUNT = String(all.length)
+  all.forEach(([k, v], i) => {
+    env[`GIT_CONFIG_KEY_${i}`] = k
+    env[`GIT_CONFIG_VALUE_${i}`] = v
+  })
+  env.GIT_EDITOR = "false"
+  env.GIT_SEQUENCE_EDITOR = "false"
+  // Hooks run in a process of their own: they get no optional-lock promise to keep.
+  if (hooks !== undefined) delete env.GIT_OPTIONAL_LOCKS
+  if (who !== undefined) {
+    env.GIT_AUTHOR_NAME = who.author.name
+    env.GIT_AUTHOR_EMAIL = who.author.email
+    env.GIT_AUTHOR_DATE = rawDate(who.author)
+    env.GIT_COMMITTER_NAME = who.committer.name
+    env.GIT_COMMITTER_EMAIL = who.committer.email
+    env.GIT_COMMITTER_DATE = rawDate(who.committer)
+  }
   return env
 }
 
@@ -748,6 +810,145 @@ export const makeNative = (exec: Exec): Effect.Effect<GitBackendShape> =>
         return { commit, diff }
       })
 
+    /** Runs a write: the hooks planned (or the refusal), then git in the write environment. */
+    const write = (
+      repo: Repository,
+      operation: Operation,
+      args: ReadonlyArray<string>,
+      options: { readonly stdin?: Uint8Array; readonly who?: CommitQuery } = {}
+    ): Effect.Effect<Run & { readonly hooks: ReadonlyArray<string> }, GitFailed | GitWriteRefused> =>
+      Effect.gen(function* () {
+        const shadow = yield* shadowOf(repo)
+        const hooks = planHooks(repo, shadow.write.hooksPath, operation)
+        if (hooks instanceof GitWriteRefused) return yield* hooks
+        // The reflog goes to the repository's own `logs` (linked from the shadow), made here if it is missing.
+        yield* Effect.sync(() => {
+          try {
+            mkdirSync(path.join(repo.commonDir, "logs"))
+          } catch {
+            // There already, or git reports why it cannot write.
+          }
+        })
+        const env = writeEnv(repo, shadow, hooks.dir, options.who)
+        const run = yield* pinned(repo, operation, (cwd) => exec(args, { env, cwd, stdin: options.stdin }))
+        return { ...run, hooks: hooks.present }
+      })
+
+    const lines = (run: Run) =>
+      text(run.stdout)
+        .split("\n")
+        .filter((l) => l !== "")
+
+    const writes: GitWrites = {
+      config: (repo) => Effect.map(shadowOf(repo), (shadow) => shadow.write),
+      add: (repo, paths) =>
+        Effect.gen(function* () {
+          const run = yield* write(repo, "add", ["add", "--", ...paths])
+          if (run.code === 0) return
+          if (/ignored by one of your \.gitignore/.test(run.stderr)) {
+            return yield* new GitWriteRefused({ operation: "add", reason: "ignored", names: paths })
+          }
+          if (/did not match any files/.test(run.stderr)) {
+            const m = /pathspec '(.*)' did not match/.exec(run.stderr)
+            return yield* new PathNotInRepository({ path: m?.[1] ?? paths[0] ?? "", reason: "not-tracked" })
+          }
+          return yield* failed("add", run)
+        }),
+      commit: (repo, query) =>
+        Effect.gen(function* () {
+          const run = yield* write(
+            repo,
+            "commit",
+            ["commit", "--quiet", "--cleanup=verbatim", "--no-status", "-F", "-", ...(query.amend ? ["--amend"] : [])],
+            { stdin: new TextEncoder().encode(query.message), who: query }
+          )
+          if (run.code !== 0) {
+            // A pre-commit or commit-msg hook that exits with an error stops the commit, often saying nothing.
+            const checking = run.hooks.filter((h) => ["pre-commit", "prepare-commit-msg", "commit-msg"].includes(h))
+            if (checking.length > 0) {
+              return yield* new GitWriteRefused({ operation: "commit", reason: "hook-refused", names: checking })
+            }
+            return yield* failed("commit", run)
+          }
+          const head = yield* git(repo, ["rev-parse", "--verify", "HEAD"])
+          const hash = lines(head)[0]
+          if (head.code !== 0 || hash === undefined) return yield* failed("rev-parse", head)
+          return hash
+        }),
+      branches: (repo) =>
+        Effect.gen(function* () {
+          const run = yield* git(repo, ["for-each-ref", "--format=%(refname)", "refs/heads/"])
+          if (run.code !== 0) return yield* failed("for-each-ref", run)
+          return lines(run)
+            .map((r) => r.slice("refs/heads/".length))
+            .sort()
+        }),
+      remoteContaining: (repo, oid) =>
+        Effect.gen(function* () {
+          const run = yield* git(repo, ["for-each-ref", "--format=%(refname)", "--contains", oid, "refs/remotes/"])
+          if (run.code !== 0) return yield* failed("for-each-ref", run)
+          return lines(run)
+            .filter((r) => !r.endsWith("/HEAD"))
+            .sort()
+        }),
+      branch: (repo, name, oid) =>
+        Effect.gen(function* () {
+          const run = yield* write(repo, "branch", ["branch", "--no-track", "--end-of-options", name, oid])
+          if (run.code === 0) return
+          if (/already exists/.test(run.stderr)) {
+            return yield* new GitWriteRefused({ operation: "branch", reason: "branch-exists", names: [name] })
+          }
+          return yield* failed("branch", run)
+        }),
+      switchTo: (repo, name) =>
+        Effect.gen(function* () {
+          const run = yield* write(repo, "switch", [
+            "switch",
+            "--quiet",
+            "--no-guess",
+            "--no-recurse-submodules",
+            "--end-of-options",
+            name
+          ])
+          if (run.code === 0) return
+          if (/would be overwritten/.test(run.stderr)) {
+            return yield* new GitWriteRefused({ operation: "switch", reason: "changes-in-the-way" })
+          }
+          if (/invalid reference|did not match/.test(run.stderr)) {
+            return yield* new GitWriteRefused({ operation: "switch", reason: "no-such-branch", names: [name] })
+          }
+          return yield* failed("switch", run)
+        }),
+      stashPush: (repo, message) =>
+        Effect.gen(function* () {
+          const run = yield* write(repo, "stash", [
+            "stash",
+            "push",
+            "--quiet",
+            ...(message === undefined ? [] : ["--message", message])
+          ])
+          if (run.code !== 0) return yield* failed("stash", run)
+        }),
+      stashPop: (repo) =>
+        Effect.gen(function* () {
+          const run = yield* write(repo, "stash", ["stash", "pop", "--quiet"])
+          if (run.code === 0) return
+          if (/conflict/i.test(run.stderr) || /conflict/i.test(text(run.stdout))) {
+            return yield* new GitWriteRefused({ operation: "stash", reason: "conflicted" })
+          }
+          if (/would be overwritten/.test(run.stderr)) {
+            return yield* new GitWriteRefused({ operation: "stash", reason: "changes-in-the-way" })
+          }
+          return yield* failed("stash", run)
+        }),
+      stashList: (repo) =>
+        Effect.gen(function* () {
+          const run = yield* git(repo, ["stash", "list", "--format=%gs"])
+          if (run.code !== 0) return yield* failed("stash", run)
+          return lines(run).map((message, index) => ({ index, message }))
+        })
+    }
+
     // The isomorphic backend, made on first need, for a working tree git would block in (see `worktree.ts`).
     let isomorphic: Promise<GitBackendShape> | undefined
     const fallback = Effect.promise(() => {
@@ -773,6 +974,7 @@ export const makeNative = (exec: Exec): Effect.Effect<GitBackendShape> =>
       log: unblocked(log, (b) => b.log),
       diff: unblocked(diff, (b) => b.diff),
       blame: unblocked(blame, (b) => b.blame),
-      show: unblocked(show, (b) => b.show)
+      show: unblocked(show, (b) => b.show),
+      writes
     } satisfies GitBackendShape
   })

@@ -3,8 +3,8 @@
  * Git reads its configuration from the common directory
  * (`$GIT_COMMON_DIR/config`), so each repository gets a private "shadow"
  * common directory (mode 0700, under the system's temporary directory) whose
- * `config` ugent writes, and whose `refs`, `packed-refs`, `shallow`, `info`
- * (and `reftable`) are links to the repository's own, named through git's
+ * `config` ugent writes, and whose `refs`, `packed-refs`, `shallow`, `info`,
+ * `logs` (and `reftable`) are links to the repository's own, named through git's
  * working directory (`/proc/self/cwd/.git/refs`: git runs in the working
  * tree as opened); objects come through `GIT_OBJECT_DIRECTORY`, HEAD and the
  * index from the real `GIT_DIR`.
@@ -41,7 +41,7 @@ import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { Effect } from "effect"
 import { readRegularSync } from "../../internal/workspace/regular.ts"
-import type { Repository } from "./model.ts"
+import type { Repository, WriteConfig } from "./model.ts"
 import { GitFailed } from "../GitError.ts"
 import { text } from "./tokens.ts"
 
@@ -119,6 +119,14 @@ export interface Shadow {
   readonly commonDir: string
   /** The repository's real object directory, for `GIT_OBJECT_DIRECTORY`. */
   readonly objects: string
+  /** What the git writes read from the repository's config (never copied to the shadow's). */
+  readonly write: WriteConfig
+}
+
+/** The configured user and `core.hooksPath`, from the repository's config as git parsed it (the last value wins). */
+export const writeConfigOf = (entries: ReadonlyArray<readonly [string, string | undefined]>): WriteConfig => {
+  const last = (key: string) => entries.findLast(([k]) => k === key)?.[1]
+  return { name: last("user.name"), email: last("user.email"), hooksPath: last("core.hookspath") }
 }
 
 /** A file's signature; synchronous, since it is taken on every call (a trip through the thread pool costs more). */
@@ -161,7 +169,8 @@ export const makeShadows = (parse: (config: Uint8Array) => Effect.Effect<Uint8Ar
       if (read._tag !== "Bytes" && read._tag !== "Missing") return yield* unreadable
       const bytes = read._tag === "Bytes" ? new Uint8Array(read.bytes) : new Uint8Array(0)
       const listed = bytes.length === 0 ? new Uint8Array(0) : yield* parse(bytes)
-      const kept = parseConfigList(listed).filter(([key]) => isCopied(key))
+      const entries = parseConfigList(listed)
+      const kept = entries.filter(([key]) => isCopied(key))
       const objects = yield* Effect.promise(() =>
         fsp.realpath(path.join(repo.commonDir, "objects")).catch(() => path.join(repo.commonDir, "objects"))
       )
@@ -174,11 +183,11 @@ export const makeShadows = (parse: (config: Uint8Array) => Effect.Effect<Uint8Ar
           await fsp.writeFile(path.join(dir, "config"), shadowConfig(kept), { mode: 0o600, flag: "wx" })
           // git runs in the working tree as opened (see `native.ts`): through its own working directory the links
           // reach that repository's refs, not whatever its path names by the time git reads them (threat 44).
-          const base = procFd
-            ? path.join("/proc/self/cwd", path.relative(repo.workTree, repo.commonDir))
-            : repo.commonDir
-          for (const name of ["refs", "packed-refs", "shallow", "info", "reftable"]) {
-            await fsp.symlink(path.join(base, name), path.join(dir, name))
+          // Joined as text: path.join would fold a linked worktree's `../.git` into `/proc/self/.git`.
+          const base = procFd ? `/proc/self/cwd/${path.relative(repo.workTree, repo.commonDir)}` : repo.commonDir
+          // `logs` too: a write's reflog (a stash's entries live there) goes to the repository's own.
+          for (const name of ["refs", "packed-refs", "shallow", "info", "reftable", "logs"]) {
+            await fsp.symlink(`${base}/${name}`, path.join(dir, name))
           }
           return dir
         },
@@ -189,7 +198,7 @@ export const makeShadows = (parse: (config: Uint8Array) => Effect.Effect<Uint8Ar
           })
       })
       // An older shadow stays until the process exits: a git started with it may still be running.
-      const shadow = { commonDir, objects }
+      const shadow = { commonDir, objects, write: writeConfigOf(entries) }
       cache.set(repo.gitDir, { signature, shadow })
       return shadow
     })

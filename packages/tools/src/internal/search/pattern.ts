@@ -40,6 +40,8 @@ export interface CompiledPattern {
    * quantifiers nor groups (see {@link linearJs}), with re2js otherwise.
    */
   readonly test: (line: string) => boolean
+  /** The 1-based column (in characters) where the first match in a matching line starts. */
+  readonly column: (line: string) => number
   /** The same regex in the syntax of ripgrep's default engine. */
   readonly rust: string
   readonly prefilter: Prefilter | undefined
@@ -472,6 +474,20 @@ const linearJs = (tokens: ReadonlyArray<Token>, caseInsensitive: boolean): RegEx
 
 const problem = (reason: PatternProblem["reason"], detail: string): PatternProblem => ({ reason, detail })
 
+/** Where the first match starts, counted in characters (code points) from 1; re2js reports UTF-16 units. */
+const columnOf = (regex: RE2JS, line: string): number => {
+  const m = regex.matcher(line)
+  if (!m.find()) return 1
+  let column = 1
+  for (let i = 0; i < m.start(); i++) {
+    const code = line.charCodeAt(i)
+    // A surrogate pair is one character.
+    if (code >= 0xd800 && code <= 0xdbff && i + 1 < m.start()) i++
+    column++
+  }
+  return column
+}
+
 /**
  * Checks and compiles a pattern. `caseSensitive: false` is ripgrep's `-i`
  * (RE2's `(?i)` for the whole pattern); inline flags work in both cases.
@@ -547,6 +563,7 @@ export const compile = (
       caseSensitive,
       regex,
       test: v8 === undefined ? (line) => regex.test(line) : (line) => v8.test(line),
+      column: (line) => columnOf(regex, line),
       rust: toRust(tokens),
       prefilter,
       exact,

@@ -27,8 +27,8 @@ export interface Query {
   readonly root: string
   /** What to search: a directory or one file, relative to the root (`.` for the root). */
   readonly base: { readonly relative: string; readonly kind: "file" | "directory" }
-  /** A glob selecting (or, with a leading `!`, excluding) paths relative to the root. */
-  readonly glob: string | undefined
+  /** Globs selecting (or, with a leading `!`, excluding) paths relative to the root; a later one wins, as in ripgrep. */
+  readonly globs: ReadonlyArray<string>
   /** The globs of the selected file type, tested on file names. */
   readonly typeGlobs: ReadonlyArray<string> | undefined
   /** Workspace globs to exclude, for ripgrep: case-insensitive (blocked) and case-sensitive (default ignores). */

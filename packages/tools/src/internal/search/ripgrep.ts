@@ -71,7 +71,7 @@ const walkArgs = (q: Query): ReadonlyArray<string> => {
     for (const glob of q.typeGlobs) args.push("--type-add", `ugent:${glob}`)
     args.push("--type", "ugent")
   }
-  if (q.glob !== undefined) args.push("--glob", q.glob)
+  for (const glob of q.globs) args.push("--glob", glob)
   for (const glob of q.ignoredGlobs) args.push("--glob", `!${glob}`)
   for (const glob of q.blockedGlobs) args.push("--iglob", `!${glob}`)
   return args
@@ -225,7 +225,7 @@ const errorFromStderr = (q: Query, stderr: string): GrepError => {
   if (/regex parse error|the literal .* is not allowed|error parsing regex|regex.*too (big|large)/i.test(stderr)) {
     return new InvalidPattern({ pattern: q.pattern.source, reason: "syntax", engine: "ripgrep", detail: stderr.trim() })
   }
-  if (/glob/i.test(stderr)) return new InvalidGlob({ glob: q.glob ?? "", detail: stderr.trim() })
+  if (/glob/i.test(stderr)) return new InvalidGlob({ glob: q.globs.join(" "), detail: stderr.trim() })
   return failed(stderr.trim() === "" ? "rg exited with status 2" : stderr.trim())
 }
 

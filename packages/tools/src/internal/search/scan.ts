@@ -30,6 +30,8 @@ export interface Line {
 /** A matching line with its context, as the content mode reports it. */
 export interface FileMatch {
   readonly line: number
+  /** 1-based, in characters of the whole line (not the shown text, which may be cut). */
+  readonly column: number
   readonly text: string
   readonly before: ReadonlyArray<Line>
   readonly after: ReadonlyArray<Line>
@@ -299,7 +301,10 @@ export function* contentMatches(fd: number, size: number, s: ScanSettings, scrat
   let visited = 0
   let prevMatchEnd = 0
   let pending:
-    | { readonly m: { line: number; text: string; before: Array<Line>; after: Array<Line> }; left: number }
+    | {
+        readonly m: { line: number; column: number; text: string; before: Array<Line>; after: Array<Line> }
+        left: number
+      }
     | undefined
   // Emits after-context lines of the pending match up to `upto`; false when a NUL byte stops the file.
   const flushAfter = (upto: number): boolean => {
@@ -369,7 +374,8 @@ export function* contentMatches(fd: number, size: number, s: ScanSettings, scrat
       line: line - starts.length + k,
       text: text(start, lineEndAt(start, m.start))
     }))
-    const match = { line, text: text(m.start, m.end), before, after: [] as Array<Line> }
+    const column = s.pattern.column(src.buf.toString("utf8", m.start, m.end))
+    const match = { line, column, text: text(m.start, m.end), before, after: [] as Array<Line> }
     pos = Math.min(m.end + 1, end)
     visited = pos
     prevMatchEnd = pos

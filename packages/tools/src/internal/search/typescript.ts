@@ -75,8 +75,9 @@ export const filesOf = (
 ): Effect.Effect<Iterable<WalkedFile>, InvalidGlob> =>
   Effect.map(
     Effect.try({
-      try: () => overrides(query.glob === undefined ? [] : [query.glob]),
-      catch: (e) => new InvalidGlob({ glob: query.glob ?? "", detail: e instanceof GlobSyntax ? e.message : String(e) })
+      try: () => overrides(query.globs),
+      catch: (e) =>
+        new InvalidGlob({ glob: query.globs.join(" "), detail: e instanceof GlobSyntax ? e.message : String(e) })
     }),
     (compiled): Iterable<WalkedFile> =>
       query.base.kind === "file"

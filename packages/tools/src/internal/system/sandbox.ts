@@ -12,16 +12,20 @@ import * as path from "node:path"
 import { ToolError } from "@ugent/core"
 import { Deferred, Effect, Exit, Scope, Stream } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
-import type { Isolation, Options, Request, SandboxShape, StartError } from "../../system/Sandbox.ts"
 import { SandboxFailed, TooManyRuns, UnknownRun } from "../../system/SystemError.ts"
 import { Workspace } from "../../Workspace.ts"
 import * as cgroup from "./cgroup.ts"
 import * as layout from "./layout.ts"
 import { Walker } from "./masks.ts"
 import { type Launch, makeRegistry, type Run as RunState } from "./runs.ts"
-
-/** The words that enable the opt-out (exported as `Sandbox.unsandboxedConsent`). */
-export const unsandboxedConsent = "I-understand-this-runs-unsandboxed" as const
+import {
+  type Isolation,
+  type Options,
+  type Request,
+  type SandboxShape,
+  type StartError,
+  unsandboxedConsent
+} from "./sandboxModel.ts"
 
 const defaults = {
   processes: 1024,
@@ -421,7 +425,11 @@ export const make = (
 
     const begin = (request: Request, background: boolean): Effect.Effect<RunState, StartError> =>
       Effect.gen(function* () {
-        const verdict = options?.textPolicy?.(request.command, { root: ws.root, cwd: request.cwd })
+        const verdict = options?.textPolicy?.(request.command, {
+          root: ws.root,
+          cwd: request.cwd,
+          sandboxed: isolation.kind === "bubblewrap"
+        })
         if (verdict !== undefined && !verdict.ok) {
           return yield* new ToolError.CommandDenied({
             tool: "system.bash",

@@ -9,7 +9,7 @@
 import * as fsp from "node:fs/promises"
 import { ReadProof, type ToolError, Trust } from "@ugent/core"
 import { createTwoFilesPatch } from "diff"
-import { Effect, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
 import type { ReadError, ResolvedPath, WorkspaceShape } from "../../Workspace.ts"
 import type { FileTooLarge } from "./errors.ts"
 
@@ -76,6 +76,16 @@ export const checkProofFor = (
     }
     if (whole && proof.coverage._tag !== "Whole") {
       return yield* new ReadProof.ProofRejected({ path: target.input, reason: "partial" })
+    }
+    // The time bound is a second fence: a genuine proof of an unchanged file is still refused once too old.
+    const now = yield* Clock.currentTimeMillis
+    if (!ReadProof.isFresh(proof, now, ws.proofMaxAgeMillis)) {
+      return yield* new ReadProof.ProofRejected({
+        path: target.input,
+        reason: "expired",
+        ageMillis: now - proof.issuedAt,
+        maxAgeMillis: ws.proofMaxAgeMillis
+      })
     }
     return proof
   })

@@ -53,6 +53,8 @@ export const Entry = Schema.Struct({
   /** Epoch milliseconds. */
   at: Schema.Number,
   caller: Schema.String,
+  /** The caller's session (an MCP connection, a CLI session), when the call had one. */
+  session: Schema.optionalKey(Schema.String),
   callId: Schema.optionalKey(Schema.String),
   tool: Schema.optionalKey(Schema.String),
   files: Schema.Array(Change)
@@ -65,6 +67,8 @@ const decodeLine = Schema.decodeUnknownOption(Schema.fromJsonString(Entry))
 export interface Call {
   readonly id: string
   readonly tool: string
+  /** The caller's session: two MCP connections of one server are one observer but two sessions. */
+  readonly session?: string | undefined
 }
 
 /** The call in progress, recorded with each checkpoint it makes. */
@@ -326,6 +330,7 @@ const make = (root: string, options: StoreOptions): Store => {
         id: `${at.toString(36)}-${randomBytes(4).toString("hex")}`,
         at,
         caller: Option.isSome(observer) ? observer.value.id : "anonymous",
+        ...(call?.session === undefined ? {} : { session: call.session }),
         ...(call === undefined ? {} : { callId: call.id, tool: call.tool }),
         files: [...files]
       }

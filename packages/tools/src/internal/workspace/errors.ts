@@ -227,6 +227,24 @@ export class ConcurrentChange extends Schema.TaggedError<ConcurrentChange>()("Co
 }
 
 /**
+ * A file an approved call writes no longer holds the bytes the person
+ * approved the call against (checked under the file's lock, just before the
+ * write): nothing was written. The call must be approved again, on the file
+ * as it is now.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class ChangedSinceApproval extends Schema.TaggedError<ChangedSinceApproval>()("ChangedSinceApproval", {
+  path: Schema.String
+}) {
+  static readonly kind: ToolError.Kind = "conflict"
+  override get message(): string {
+    return `${shown(this.path)} changed after this call was approved, so nothing was written: the approval covers the file as it was shown. Make the call again to be shown the new diff, and have it approved.`
+  }
+}
+
+/**
  * Any other failure of the file system: permission denied, no space left, a
  * read-only file system, an I/O error. `code` is the system's code.
  *

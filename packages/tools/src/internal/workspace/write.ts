@@ -22,12 +22,14 @@ import { ReadProof } from "@ugent/core"
 import { Effect, Option, type Scope } from "effect"
 import {
   AlreadyExists,
+  ChangedSinceApproval,
   type CheckpointRefused,
   ConcurrentChange,
   NotADirectory,
   NotAFile,
   type StateRefused
 } from "./errors.ts"
+import { ApprovedFiles } from "./approved.ts"
 import { entryKey, withEntryLock } from "./lock.ts"
 import { fdPath, type OpenError, verifyDescriptor, withVerifiedDirectory } from "./open.ts"
 import type { Jail, ResolvedPath } from "./resolve.ts"
@@ -40,7 +42,13 @@ const readFlags = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLL
 
 export type WriteMode = { readonly mode: "create" } | { readonly mode: "replace"; readonly expectedHash: string }
 
-export type WriteError = OpenError | AlreadyExists | ReadProof.ProofRejected | CheckpointRefused | StateRefused
+export type WriteError =
+  | OpenError
+  | AlreadyExists
+  | ReadProof.ProofRejected
+  | CheckpointRefused
+  | StateRefused
+  | ChangedSinceApproval
 
 /**
  * What a file held just before a write replaced it: its hash, its size and,
@@ -181,6 +189,10 @@ const currentContent = (input: string, at: string, keep: number): Effect.Effect<
     (opened) => (opened._tag === "Some" ? Effect.promise(() => opened.value.close()) : Effect.void)
   )
 
+/** The hash the running approved call was shown for this file, if it was approved against one (`null`: absent). */
+const approvedHash = (jail: Jail, resolved: ResolvedPath) =>
+  Effect.map(ApprovedFiles, (files) => files?.get(path.relative(jail.root, resolved.real)))
+
 /**
  * Writes `bytes` to a resolved path atomically. `create` fails with
  * `AlreadyExists` if the name exists; `replace` fails with `ProofRejected`
@@ -234,6 +246,9 @@ export const writeAtomic = (
       const commit: Effect.Effect<void, WriteError> =
         mode.mode === "create"
           ? Effect.gen(function* () {
+              // An approved create was shown the name free: a file there then is refused below (AlreadyExists).
+              const approved = yield* approvedHash(jail, resolved)
+              if (approved !== undefined && approved !== null) return yield* new ChangedSinceApproval({ path: input })
               if (keeper !== undefined) {
                 // A create is exclusive: a name already there fails the link below; keeping first costs nothing then.
                 yield* keeper.keep(undefined, created)
@@ -264,6 +279,10 @@ export const writeAtomic = (
           : Effect.gen(function* () {
               // Under the lock no writer of this process can rename between this hash and ours.
               const now = yield* currentContent(input, target, keeper?.maxBytes ?? -1)
+              const approved = yield* approvedHash(jail, resolved)
+              if (approved !== undefined && approved !== (now?.hash ?? null)) {
+                return yield* new ChangedSinceApproval({ path: input })
+              }
               if (now === undefined) return yield* new ReadProof.ProofRejected({ path: input, reason: "deleted" })
               if (now.hash !== mode.expectedHash) {
                 return yield* new ReadProof.ProofRejected({ path: input, reason: "changed" })

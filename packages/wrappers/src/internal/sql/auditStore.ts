@@ -9,12 +9,14 @@ import type { ToolError } from "@ugent/core"
 import { Effect, type Scope } from "effect"
 import { SqlClient, type SqlError, type Statement } from "effect/sql"
 import { StoreError } from "../../StoreError.ts"
-import { refusalKinds, refusalOrder, roundMillis } from "../auditAnalytics.ts"
+import { failureOrder, observerToolOrder, refusalKinds, refusalOrder, roundMillis } from "../auditAnalytics.ts"
 import type {
   AuditAnalytics,
   AuditEntry,
   AuditStats,
   AuditStoreShape,
+  FailureCount,
+  ObserverToolStats,
   RefusalCount,
   RefusalKind,
   TimeWindow
@@ -128,6 +130,22 @@ type TotalsRow = {
 
 type RefusalRow = { readonly reason: string; readonly kind: string; readonly count: number }
 
+type PairRow = {
+  readonly observer_id: string
+  readonly path: string
+  readonly calls: number
+  readonly successes: number
+  readonly failures: number
+  readonly refusals: number
+}
+
+type FailureRow = {
+  readonly reason: string
+  readonly kind: string | null
+  readonly count: number
+  readonly last_at: number
+}
+
 const storeError = (operation: string) => (cause: SqlError.SqlError) =>
   new StoreError({ store: "audit", operation, detail: cause.message, cause })
 
@@ -154,6 +172,7 @@ export const make = (options?: {
       sql.and([
         ...(window.since === undefined ? [] : [sql`at >= ${window.since}`]),
         ...(window.until === undefined ? [] : [sql`at < ${window.until}`]),
+        ...(window.observerId === undefined ? [] : [sql`observer_id = ${window.observerId}`]),
         ...more
       ])
 
@@ -224,6 +243,52 @@ export const make = (options?: {
         )
       )
 
+    const byObserverTool = (window: TimeWindow) =>
+      sql<PairRow>`
+        SELECT observer_id, path,
+          CAST(COUNT(*) AS INTEGER) AS calls,
+          CAST(SUM(CASE WHEN status = 'success' THEN 1 ELSE 0 END) AS INTEGER) AS successes,
+          CAST(SUM(CASE WHEN status = 'failure' THEN 1 ELSE 0 END) AS INTEGER) AS failures,
+          CAST(SUM(CASE WHEN ${refused} THEN 1 ELSE 0 END) AS INTEGER) AS refusals
+        FROM ugent_audit
+        WHERE ${completed(window)}
+        GROUP BY observer_id, path`.pipe(
+        Effect.map((rows) =>
+          rows
+            .map(
+              (row): ObserverToolStats => ({
+                observerId: row.observer_id,
+                path: row.path,
+                calls: Number(row.calls),
+                successes: Number(row.successes),
+                failures: Number(row.failures),
+                refusals: Number(row.refusals)
+              })
+            )
+            .sort(observerToolOrder)
+        )
+      )
+
+    const failures = (window: TimeWindow) =>
+      sql<FailureRow>`
+        SELECT error_tag AS reason, error_kind AS kind, CAST(COUNT(*) AS INTEGER) AS count, MAX(at) AS last_at
+        FROM ugent_audit
+        WHERE ${windowed(window, [sql`phase = 'after'`, sql`status = 'failure'`, sql`error_tag IS NOT NULL`])}
+        GROUP BY error_tag, error_kind`.pipe(
+        Effect.map((rows) =>
+          rows
+            .map(
+              (row): FailureCount => ({
+                reason: row.reason,
+                ...(row.kind === null ? {} : { kind: row.kind as ToolError.Kind }),
+                count: Number(row.count),
+                lastAt: Number(row.last_at)
+              })
+            )
+            .sort(failureOrder)
+        )
+      )
+
     const record = (entry: AuditEntry) => Effect.andThen(pending.push([entry]), pending.drain)
     return {
       record,
@@ -251,6 +316,8 @@ export const make = (options?: {
             byObserver: statsBy("observer_id", window),
             byInstance: statsBy("instance", window),
             refusals: refusals(window),
+            byObserverTool: byObserverTool(window),
+            failures: failures(window),
             totals: totals(window)
           }).pipe(
             // Only a room's entries name their instance: a single server's analytics have no such list.

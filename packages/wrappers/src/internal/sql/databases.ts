@@ -1,16 +1,42 @@
 // Opens the database a SQL store layer talks to, reporting a failure to open
 // as the store's own StoreError rather than a driver error.
 import { join } from "node:path"
+import type { ConnectionOptions } from "node:tls"
 import type { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Layer, Redacted } from "effect"
+import { Context, type Duration, Effect, Layer, Redacted } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { SqlClient, type SqlError } from "effect/sql"
 import * as Sqlite from "../../Sqlite.ts"
 import { StoreError, type StoreName } from "../../StoreError.ts"
-import type { PgOptions, SqliteOptions } from "../../Stores.ts"
 import { importOptional } from "../optional.ts"
 import * as OffThread from "./offThread.ts"
 import * as WriteBehind from "./writeBehind.ts"
+
+// How to reach PostgreSQL (documented as `Stores.PgOptions`).
+export interface PgOptions {
+  readonly url: string | Redacted.Redacted
+  readonly ssl?: boolean | ConnectionOptions | undefined
+  readonly connectTimeout?: Duration.Input | undefined
+  readonly keepAlive?: Duration.Input | undefined
+  readonly applicationName?: string | undefined
+  /** Session settings sent with every connection, e.g. `{ search_path: "agents" }`. */
+  readonly startupParameters?: Readonly<Record<string, string>> | undefined
+  readonly spanAttributes?: Record<string, unknown> | undefined
+  readonly maxConnections?: number | undefined
+  readonly minConnections?: number | undefined
+  readonly idleTimeout?: Duration.Input | undefined
+  readonly connectionTTL?: Duration.Input | undefined
+  /** Caches prepared statements (default true); turn off behind poolers that cannot keep them. */
+  readonly prepare?: boolean | undefined
+}
+
+// Where the SQLite file is (documented as `Stores.SqliteOptions`).
+export interface SqliteOptions {
+  readonly filename?: string | undefined
+  readonly workspace?: string | undefined
+  /** How long a write waits for another process's lock, in milliseconds. Default 5000. */
+  readonly busyTimeoutMillis?: number | undefined
+}
 
 /** `<workspace>/.ugent/ugent.db`, the embedded default. */
 export const sqliteFile = (workspace: string): string => join(workspace, ".ugent", "ugent.db")

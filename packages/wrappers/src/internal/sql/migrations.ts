@@ -139,7 +139,32 @@ const memory = {
   })
 }
 
-const sets = { trace: traces, audit, memory } as const
+const approvals = {
+  // One row per approval request: the call's key, what the person was shown, the files' hashes (JSON), its state.
+  "1_create_approvals": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`CREATE TABLE ugent_approvals (
+      id ${key(sql)} PRIMARY KEY,
+      call_key ${key(sql)} NOT NULL,
+      tool TEXT NOT NULL,
+      observer_id TEXT NOT NULL,
+      input TEXT NOT NULL,
+      arguments TEXT NOT NULL,
+      text TEXT NOT NULL,
+      preview TEXT,
+      files TEXT NOT NULL,
+      status TEXT NOT NULL,
+      created_at ${real(sql)} NOT NULL,
+      expires_at ${real(sql)} NOT NULL,
+      answered_at ${real(sql)},
+      answered_by TEXT
+    )`
+    yield* sql`CREATE INDEX ugent_approvals_key ON ugent_approvals (call_key, created_at)`
+    yield* sql`CREATE INDEX ugent_approvals_status ON ugent_approvals (status, created_at)`
+  })
+}
+
+const sets = { trace: traces, audit, memory, approvals } as const
 
 const run = Migrator.make({})
 

@@ -13,6 +13,16 @@ import type { SqlClient, SqlError } from "effect/sql"
 import { StoreError } from "../../StoreError.ts"
 import type { Inserter } from "./offThread.ts"
 
+// How the write-behind batches (documented as `Stores.BatchOptions`).
+export interface BatchOptions {
+  /** Most records written by one transaction. Default 1000. */
+  readonly batchSize?: number | undefined
+  /** How long the writer waits for more records before writing a partial batch. Default 50 ms (a busy agent's calls then share one commit). */
+  readonly lingerMillis?: number | undefined
+  /** Pending records past which `append` writes the backlog itself. Default 50,000. */
+  readonly maxPending?: number | undefined
+}
+
 export interface WriteBehind<A> {
   /** Queues entries; fails when the store is closed, or when writing is failing and a drain now fails too. */
   readonly push: (entries: ReadonlyArray<A>) => Effect.Effect<void, StoreError>
