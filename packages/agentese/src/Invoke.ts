@@ -39,6 +39,7 @@ import type * as Render from "./Render.ts"
 import { Registry, type RegistryShape, UnknownPath } from "./Registry.ts"
 import * as Modes from "./self/Modes.ts"
 import * as Sessions from "./Sessions.ts"
+import * as SessionState from "./SessionState.ts"
 import { PolicyDenied } from "./road/Admission.ts"
 import * as Caller from "./road/Caller.ts"
 import * as RoadJournal from "./road/Journal.ts"
@@ -274,6 +275,7 @@ export const layer = (
         breaker: options.breaker,
         root: options.root,
         onStoreError: Context.get(services as Context.Context<never>, OnStoreError),
+        instance: yield* SessionState.Instance,
         approvals: Option.match(approvals, {
           onNone: () => undefined,
           onSome: (store) => ({ store, workspace: Option.getOrUndefined(workspace) })

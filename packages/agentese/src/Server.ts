@@ -26,7 +26,7 @@ import {
 } from "@ugent/wrappers"
 import { Duration, Effect, Layer } from "effect"
 import type { LanguageModel } from "effect/ai"
-import { CircuitBreaker as Breaker, RateLimiter } from "effect/persistence"
+import { CircuitBreaker as Breaker, RateLimiter, type Redis } from "effect/persistence"
 import * as Events from "./Events.ts"
 import * as Families from "./Families.ts"
 import * as Human from "./Human.ts"
@@ -37,7 +37,7 @@ import type * as Profile from "./Profile.ts"
 import * as Recipe from "./Recipe.ts"
 import * as Modes from "./self/Modes.ts"
 import * as Registry from "./Registry.ts"
-import * as Sessions from "./Sessions.ts"
+import * as SessionState from "./SessionState.ts"
 import * as State from "./State.ts"
 
 /**
@@ -127,6 +127,16 @@ export interface Options {
   /** A Redis URL to share rate limits and circuit breakers across processes. */
   readonly redis?: string | undefined
   /**
+   * A room of several servers: its name, under which the session state
+   * (remembered proofs, plan mode, MCP sessions) is kept in Redis (`redis`
+   * is required), so any instance serves any request of any session. Every
+   * instance of a room must have the same proof key, recipe and limits;
+   * one that differs does not start (`SessionState.RoomMismatch`).
+   */
+  readonly room?: string | undefined
+  /** This instance's name in its records (default `<host>-<pid>`). */
+  readonly instance?: string | undefined
+  /**
    * When the rate limiter's or breaker's store (Redis) does not answer: run
    * calls uncounted (`"allow"`, default) or refuse them with a typed
    * `unavailable` error (`"fail"`). Either way a call answers within about a
@@ -194,6 +204,7 @@ export type Services =
   | Registry.Registry
   | Stores.Stores
   | Human.Pending
+  | SessionState.Services
 
 const storesLayer = (options: Options) => {
   const stores = options.stores ?? "sqlite"
@@ -207,20 +218,60 @@ const storesLayer = (options: Options) => {
   return Stores.layerPg({ url: stores.pg, traces, audit })
 }
 
-/** Both stores on one Redis connection (one outage, one log line), the limiter over its store. */
-const redisLayers = (url: string) => {
-  const redis = Stores.layerRedis({ url })
+/**
+ * Both stores on one Redis connection (one outage, one log line), the limiter over its store; a room's
+ * limits and breakers are its own (`ugent:room:<name>:`), so rooms on one Redis do not count each other's calls.
+ */
+const redisLayers = (connection: Layer.Layer<Redis.Redis, Redis.RedisError>, room: string | undefined) => {
+  const redis = Stores.layerRedisOn({ prefix: room === undefined ? undefined : `ugent:room:${room}:` }).pipe(
+    Layer.provide(connection)
+  )
   return Layer.mergeAll(RateLimiter.layer.pipe(Layer.provide(redis)), redis)
 }
 
-const limiterLayers = (options: Options) =>
+const limiterLayers = (options: Options, connection: Layer.Layer<Redis.Redis, Redis.RedisError> | undefined) =>
   Layer.merge(
-    options.redis === undefined
+    connection === undefined
       ? Layer.mergeAll(RateLimited.layerMemory, Breaker.layerStoreMemory())
-      : redisLayers(options.redis),
+      : redisLayers(connection, options.room),
     // Read by every path's RateLimited and CircuitBreaker at call time.
     Layer.succeed(OnStoreError, options.onStoreError ?? "allow")
   )
+
+/**
+ * What every instance of a room must share besides the proof key, as
+ * fingerprints: the workspace's path, the recipe, the profile and limits,
+ * the caller's trust.
+ *
+ * @category options
+ * @since 0.2.0
+ */
+export const agreementOf = (options: Options): SessionState.Agreement => ({
+  // A proof names its workspace by the root's path: instances on other paths could not verify each other's.
+  workspace: SessionState.fingerprint(options.root),
+  recipe: SessionState.fingerprint(options.recipe ?? null),
+  limits: SessionState.fingerprint({
+    profile: options.profile ?? null,
+    fallback: options.fallbackProfile ?? null,
+    limits: options.limits ?? null,
+    global: options.globalLimits ?? null,
+    timeout: options.timeout === undefined ? null : Duration.toMillis(Duration.fromInputUnsafe(options.timeout)),
+    budget: options.budgetTokens ?? null
+  }),
+  trust: String(options.trust ?? 0)
+})
+
+/** The session state: in memory, or a room's in Redis over the one connection. */
+const sessionStateLayer = (options: Options, connection: Layer.Layer<Redis.Redis, Redis.RedisError> | undefined) => {
+  if (options.room === undefined) return SessionState.layerMemory()
+  if (connection === undefined)
+    throw new Error("Server.layer: a room (room) keeps its sessions in Redis; give redis too.")
+  return SessionState.layerRedis({
+    room: options.room,
+    onStoreError: options.onStoreError,
+    agreement: agreementOf(options)
+  }).pipe(Layer.provide(connection))
+}
 
 const keyLayer = (options: Options): Layer.Layer<never, State.StateError> => {
   if (options.proofKey === undefined) return Layer.empty
@@ -310,14 +361,16 @@ export const layer = (options: Options) => {
     ...(options.extraFamilies ?? []),
     ...mountsOf(options).map((mount) => Mounts.family(mount, options.mountOptions))
   ]
-  // One modes service, read by the road (plan mode refuses writes) and set by self.tools.mode.*.
-  const modes = Modes.layerMemory
+  // One Redis connection for the limits, the breakers and a room's session state (one outage, one log line).
+  const connection = options.redis === undefined ? undefined : Stores.layerRedisConnection({ url: options.redis })
+  // One session state, read by the road (proofs, plan mode) and the MCP endpoint, and set by self.tools.mode.*.
+  const sessionState = sessionStateLayer(options, connection)
   const registry = Registry.layer(families).pipe(
-    Layer.provide(Layer.mergeAll(workspace, stores, modes, options.model ?? Layer.empty))
+    Layer.provide(Layer.mergeAll(workspace, stores, sessionState, options.model ?? Layer.empty))
   )
   const road = Invoke.layer(overridesOf(options)).pipe(
     // The workspace (the same layer the families are built on) binds approvals to its files' bytes.
-    Layer.provide(Layer.mergeAll(limiterLayers(options), Loop.layerMemory, Sessions.layerMemory(), modes, workspace)),
+    Layer.provide(Layer.mergeAll(limiterLayers(options, connection), Loop.layerMemory, sessionState, workspace)),
     Layer.provideMerge(Layer.mergeAll(registry, Events.layer, stores))
   )
   const caller = Layer.mergeAll(
@@ -330,7 +383,8 @@ export const layer = (options: Options) => {
       : Layer.empty,
     Human.layerPending
   )
-  return Layer.mergeAll(road, caller).pipe(Layer.provideMerge(keyLayer(options)))
+  const instance = options.instance === undefined ? Layer.empty : Layer.succeed(SessionState.Instance, options.instance)
+  return Layer.mergeAll(road, caller, sessionState).pipe(Layer.provideMerge(Layer.merge(keyLayer(options), instance)))
 }
 
 /**

@@ -12,8 +12,25 @@
  *
  * @since 0.2.0
  */
-import type { ReadProof } from "@ugent/core"
-import { Context, Effect, Layer } from "effect"
+import type { ReadProof, ToolError } from "@ugent/core"
+import { Context, Effect, Layer, Schema } from "effect"
+
+/**
+ * The shared session state (a room's Redis) did not answer: the call is
+ * refused rather than run without its session (its plan mode unknown).
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class SessionStoreUnavailable extends Schema.TaggedError<SessionStoreUnavailable>()("SessionStoreUnavailable", {
+  detail: Schema.String
+}) {
+  static readonly kind: ToolError.Kind = "unavailable"
+  static readonly retryable = true
+  override get message(): string {
+    return `The session store did not answer (${this.detail}). Try again in a few seconds; if it persists, the server's Redis is down.`
+  }
+}
 
 /**
  * @category models

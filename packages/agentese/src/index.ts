@@ -67,6 +67,8 @@ export * as Self from "./self/Self.ts"
 /** @since 0.2.0 */
 export * as Sessions from "./Sessions.ts"
 /** @since 0.2.0 */
+export * as SessionState from "./SessionState.ts"
+/** @since 0.2.0 */
 export * as State from "./State.ts"
 /** @since 0.2.0 */
 export * as Tasks from "./self/Tasks.ts"

@@ -35,6 +35,8 @@ export interface Call {
   readonly alternatives: ReadonlyArray<string>
   /** The client's own id of the call (an MCP client's tool-use id), to join its records with ours. */
   readonly clientCallId?: string | undefined
+  /** The server that serves the call, in a room of several. */
+  readonly instance?: string | undefined
   /** Whether the call writes, runs a shell, reaches the network or cannot be undone. */
   readonly sideEffects: boolean
   /** Epoch milliseconds. */
@@ -182,7 +184,8 @@ export const traceRecord = (call: Call, ending: Ending, durationMillis: number):
     alternatives: [...call.alternatives],
     ...(observer !== undefined ? { observerId: observer.id } : {}),
     ...(observer?.session !== undefined ? { sessionId: observer.session } : {}),
-    ...(call.clientCallId !== undefined ? { clientCallId: call.clientCallId } : {})
+    ...(call.clientCallId !== undefined ? { clientCallId: call.clientCallId } : {}),
+    ...(call.instance !== undefined ? { instance: call.instance } : {})
   }
 }
 
@@ -221,7 +224,8 @@ export const auditBefore = (
   phase: "before",
   at: call.startedAt,
   status: "pending",
-  ...(call.clientCallId !== undefined ? { clientCallId: call.clientCallId } : {})
+  ...(call.clientCallId !== undefined ? { clientCallId: call.clientCallId } : {}),
+  ...(call.instance !== undefined ? { instance: call.instance } : {})
 })
 
 /**
@@ -248,6 +252,7 @@ export const auditAfter = (
   at,
   durationMillis,
   ...(call.clientCallId !== undefined ? { clientCallId: call.clientCallId } : {}),
+  ...(call.instance !== undefined ? { instance: call.instance } : {}),
   ...(ending._tag === "Success"
     ? {
         status: "success" as const,

@@ -243,3 +243,28 @@ export const layerRedis = (
     RateLimiter.layerStoreRedis({ prefix: `${options.prefix ?? "ugent:"}ratelimit:` }),
     CircuitBreaker.layerStoreRedis({ prefix: `${options.prefix ?? "ugent:"}breaker:` })
   ).pipe(Layer.provide(redis.layer(options)))
+
+/**
+ * The fail-fast Redis connection itself (see {@link RedisOptions}), for
+ * other stores that share it: the limiter and breaker stores over it, and a
+ * room's session state (`SessionState.layerRedis` of `@ugent/agentese`).
+ *
+ * @category layers
+ * @since 0.2.0
+ */
+export const layerRedisConnection = (options: RedisOptions): Layer.Layer<Redis.Redis, Redis.RedisError> =>
+  redis.layer(options)
+
+/**
+ * Both Redis stores over the connection in context.
+ *
+ * @category layers
+ * @since 0.2.0
+ */
+export const layerRedisOn = (options: {
+  readonly prefix?: string | undefined
+}): Layer.Layer<RateLimiter.RateLimiterStore | CircuitBreaker.CircuitBreakerStore, never, Redis.Redis> =>
+  Layer.mergeAll(
+    RateLimiter.layerStoreRedis({ prefix: `${options.prefix ?? "ugent:"}ratelimit:` }),
+    CircuitBreaker.layerStoreRedis({ prefix: `${options.prefix ?? "ugent:"}breaker:` })
+  )

@@ -55,6 +55,7 @@ import * as Recipe from "../Recipe.ts"
 import * as Registry from "../Registry.ts"
 import * as Report from "../Report.ts"
 import * as Server from "../Server.ts"
+import * as SessionState from "../SessionState.ts"
 import * as State from "../State.ts"
 import * as Telemetry from "../Telemetry.ts"
 
@@ -901,6 +902,39 @@ const mcp = Command.make(
   ])
 )
 
+/** `--room` and `--instance`: a room keeps its sessions in Redis, so it needs `--redis`; an instance is named. */
+const roomOf = (
+  flags: { readonly room: Option.Option<string>; readonly instance: Option.Option<string> },
+  setup: Server.Options
+): Effect.Effect<Pick<Server.Options, "room" | "instance">, UsageError> => {
+  const room = Option.getOrUndefined(flags.room)
+  const instance = Option.getOrUndefined(flags.instance)
+  const name = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+  if (room !== undefined && !name.test(room)) {
+    return Effect.fail(
+      new UsageError({ problem: `--room ${room} is not a name: use letters, digits, '.', '_' and '-' (at most 64).` })
+    )
+  }
+  if (instance !== undefined && !name.test(instance)) {
+    return Effect.fail(
+      new UsageError({
+        problem: `--instance ${instance} is not a name: use letters, digits, '.', '_' and '-' (at most 64).`
+      })
+    )
+  }
+  if (room !== undefined && setup.redis === undefined) {
+    return Effect.fail(
+      new UsageError({
+        problem: `--room ${room} keeps the room's sessions in Redis: give --redis redis://… as well (the same on every instance).`
+      })
+    )
+  }
+  return Effect.succeed({
+    room,
+    instance: instance ?? (room === undefined ? undefined : SessionState.defaultInstance())
+  })
+}
+
 /** A callers file and the flags that would silently override it, or a shell no caller's level may have. */
 const callersFit = (callers: ReadonlyArray<Callers.Configured>, options: Server.Options) =>
   Effect.gen(function* () {
@@ -935,6 +969,16 @@ const serve = Command.make(
       Flag.withDescription("The address to bind (default 127.0.0.1: loopback only)"),
       Flag.withDefault("127.0.0.1")
     ),
+    room: Flag.String("room").pipe(
+      Flag.withDescription(
+        "Join a room of several servers behind one load balancer: its session state (remembered proofs, plan mode, MCP sessions) is kept in Redis (--redis) under this name, so any instance serves any request of any session. Every instance needs the same UGENT_PROOF_KEY, recipe and limits (one that differs does not start); give --stores a postgres:// URL to share audit, traces, tasks and working memory"
+      ),
+      Flag.optional
+    ),
+    instance: Flag.String("instance").pipe(
+      Flag.withDescription("This server's name in the audit and traces (default <host>-<pid>)"),
+      Flag.optional
+    ),
     callers: Flag.String("callers").pipe(
       Flag.withDescription(
         "A callers file (JSON): several callers on this server, each named by its own bearer token (stored as its SHA-256, or read from an environment variable or a file), each with its trust level, recipe, rate limits and result budget"
@@ -946,7 +990,8 @@ const serve = Command.make(
   },
   (flags) =>
     Effect.gen(function* () {
-      const options = yield* setupOf(flags, { stores: "sqlite", proofKey: true, profile: "team" })
+      const setup = yield* setupOf(flags, { stores: "sqlite", proofKey: true, profile: "team" })
+      const options = { ...setup, ...(yield* roomOf(flags, setup)) }
       const callers = Option.isSome(flags.callers)
         ? yield* Callers.load(resolve(flags.callers.value), { base: options.recipe }).pipe(
             Effect.mapError((e) => new UsageError({ problem: e.message }))
@@ -972,6 +1017,11 @@ const serve = Command.make(
           yield* Console.error(
             `ugent: serving ${url} (API ${url}/v1, OpenAPI ${url}/v1/openapi.json, MCP ${url}/mcp) as ${options.observerId} at L${options.trust}, root ${options.root}${token !== undefined ? ", token required" : ""}`
           )
+          if (options.room !== undefined) {
+            yield* Console.error(
+              `ugent: instance ${options.instance} of the room ${options.room}: sessions are kept in Redis${typeof options.stores === "object" ? ", records in PostgreSQL" : "; give --stores postgres://… to share audit, traces, tasks and working memory"}`
+            )
+          }
           // Who may call, by id and level: a token is never printed.
           if (callers !== undefined) {
             yield* Console.error(
@@ -1349,7 +1399,9 @@ const renderStats = (
             `  ${f.reason.padEnd(20)} ${(f.kind ?? "-").padEnd(13)} ${String(f.count).padStart(6)}   last ${new Date(f.lastAt).toISOString()}`
         )),
     "Recent calls:",
-    ...(recent.length === 0 ? ["  (none)"] : recent.map(recentLine))
+    ...(recent.length === 0 ? ["  (none)"] : recent.map(recentLine)),
+    // A room's instances name themselves in the audit: which served what.
+    ...(a.byInstance === undefined ? [] : ["By instance:", ...a.byInstance.map(row)])
   ].join("\n")
 }
 

@@ -163,6 +163,8 @@ export interface Services {
   readonly root: string | undefined
   /** What the limiter and breaker do when their store (Redis) does not answer. */
   readonly onStoreError: OnStoreErrorPolicy
+  /** This server's name in a room, recorded with each call. */
+  readonly instance?: string | undefined
   /**
    * Where approval requests are kept, and the workspace whose files they
    * bind: with them an approval is stored, answerable any time and bound to
@@ -515,7 +517,8 @@ export const make = (services: Services): Road => {
         alternatives: options.alternatives ?? Context.get(context, Traced.Alternatives),
         sideEffects: route.sideEffects,
         startedAt: clock.currentTimeMillisUnsafe(),
-        ...(options.clientCallId !== undefined ? { clientCallId: options.clientCallId } : {})
+        ...(options.clientCallId !== undefined ? { clientCallId: options.clientCallId } : {}),
+        ...(services.instance !== undefined ? { instance: services.instance } : {})
       }
       const trace = { id: record.id, rootId: record.rootId }
       const body = Effect.flatMap(Effect.exit(Journal.begin(sinks, record)), (begun) =>

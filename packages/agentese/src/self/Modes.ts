@@ -37,8 +37,9 @@ export type Mode = "plan" | "execute"
  * @since 0.2.0
  */
 export interface ModesShape {
-  readonly get: (key: string) => Effect.Effect<Mode>
-  readonly set: (key: string, mode: Mode) => Effect.Effect<void>
+  /** The mode of a session; where the state is shared (a room), a store that does not answer is a failure. */
+  readonly get: (key: string) => Effect.Effect<Mode, Sessions.SessionStoreUnavailable>
+  readonly set: (key: string, mode: Mode) => Effect.Effect<void, Sessions.SessionStoreUnavailable>
 }
 
 /**
@@ -108,6 +109,7 @@ export const plan = Tool.make({
     "Enter plan mode: reads stay allowed; writes, shell and network calls are refused until self.tools.mode.execute.",
   input: Schema.Struct({}),
   output: Output,
+  failure: Sessions.SessionStoreUnavailable,
   run: () =>
     Effect.gen(function* () {
       const modes = yield* Modes
@@ -130,6 +132,7 @@ export const execute = Tool.make({
   description: "Leave plan mode: writes, shell and network calls run again (within your trust level).",
   input: Schema.Struct({}),
   output: Output,
+  failure: Sessions.SessionStoreUnavailable,
   run: () =>
     Effect.gen(function* () {
       const modes = yield* Modes

@@ -104,9 +104,11 @@ export const analyze = (entries: Iterable<AuditEntry>, window: TimeWindow): Audi
     }
   }
   const all = statsOf("", after)
+  const served = after.some((e) => e.instance !== undefined)
   return {
     byTool: group((e) => e.path),
     byObserver: group((e) => e.observerId),
+    ...(served ? { byInstance: group((e) => e.instance ?? "(unnamed)") } : {}),
     refusals: [...refusals.values()].sort(refusalOrder),
     byObserverTool: [...pairs.values()].sort(observerToolOrder),
     failures: [...failures.values()].sort(failureOrder),

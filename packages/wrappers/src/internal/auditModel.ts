@@ -34,7 +34,9 @@ export const AuditEntry = Schema.Struct({
   /** Characters of the result / 4, rounded up. */
   estimatedTokens: Schema.optionalKey(Schema.Number),
   /** The client's own id of the call (an MCP client's tool-use id), to join its records with ours. */
-  clientCallId: Schema.optionalKey(Schema.String)
+  clientCallId: Schema.optionalKey(Schema.String),
+  /** The server that served the call, in a room of several (`ugent serve --instance`). */
+  instance: Schema.optionalKey(Schema.String)
 })
 export type AuditEntry = typeof AuditEntry.Type
 
@@ -139,6 +141,8 @@ export type AuditTotals = typeof AuditTotals.Type
 export const AuditAnalytics = Schema.Struct({
   byTool: Schema.Array(AuditStats),
   byObserver: Schema.Array(AuditStats),
+  /** By the server that served the calls (entries that name one: a room's instances). */
+  byInstance: Schema.optionalKey(Schema.Array(AuditStats)),
   /** Refusals by reason and kind, most frequent first, then by reason. */
   refusals: Schema.Array(RefusalCount),
   /** Each observer's calls of each tool, by observer, then path. */

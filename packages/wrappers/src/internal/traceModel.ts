@@ -28,6 +28,8 @@ export const TraceRecord = Schema.Struct({
   sessionId: Schema.optionalKey(Schema.String),
   /** The client's own id of the call (Claude Code's tool-use id; Codex's thread and turn), to join its records with ours. */
   clientCallId: Schema.optionalKey(Schema.String),
+  /** The server that served the call, in a room of several (`ugent serve --instance`). */
+  instance: Schema.optionalKey(Schema.String),
   /** The payloads kept as their head only, each with its full size and hash. */
   clipped: Schema.optionalKey(
     Schema.Struct({

@@ -79,6 +79,7 @@ const overhead = (r: TraceRecord): number =>
   (r.observerId?.length ?? 0) +
   (r.sessionId?.length ?? 0) +
   (r.clientCallId?.length ?? 0) +
+  (r.instance?.length ?? 0) +
   r.alternatives.reduce((n, a) => n + a.length + 3, 2)
 
 /**

@@ -11,6 +11,15 @@
  * minute old gives way to a newcomer) and at most so many per client (its
  * oldest gives way), and an idle expiry. Authentication is the router's.
  *
+ * In a room (`SessionState.McpSessions` shared), a session is recorded in the
+ * room's store at initialize and looked up (its idle time restarted) on a
+ * request, at most once a second per instance for a busy session (so one
+ * deleted elsewhere is refused here within a second), so any instance goes
+ * on with it: an instance that does not hold
+ * it yet opens a connection from what initialize settled. The bounds then
+ * hold the connections this instance keeps; one let go (idle, evicted, the
+ * instance stopping) lives on in the room until it expires or is deleted.
+ *
  * @internal
  */
 import { randomUUID } from "node:crypto"
@@ -38,7 +47,9 @@ import {
 } from "effect/http"
 import * as Callers from "../../Callers.ts"
 import type * as Human from "../../Human.ts"
+import { Invoker } from "../../Invoke.ts"
 import type * as Invoke from "../../Invoke.ts"
+import * as SessionState from "../../SessionState.ts"
 import { capture, within } from "../captured.ts"
 import * as Server from "./server.ts"
 import { maxDepth, nestsDeeperThan } from "../jsonDepth.ts"
@@ -67,7 +78,12 @@ interface Session {
   protocolVersion: string | undefined
   canStream: boolean
   lastUsed: number
+  /** When the room last confirmed the session (0: never; in memory it needs no confirming). */
+  confirmedAt: number
 }
+
+/** How long a room's answer that a session lives stands, in milliseconds: a busy session asks once a second. */
+const confirmMillis = 1000
 
 const jsonRpcError = (status: number, code: number, message: string, headers?: Record<string, string>) =>
   HttpServerResponse.text(Server.errorLine(null, code, message), {
@@ -94,6 +110,8 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
       const router = yield* HttpRouter.HttpRouter
       const captured = yield* capture
       const sessions = new Map<string, Session>()
+      const room = Option.filter(yield* Effect.serviceOption(SessionState.McpSessions), (s) => s.shared)
+      const roadSession = (id: string) => `mcp-http:${id}`
 
       const end = (session: Session) =>
         Effect.suspend(() => {
@@ -101,11 +119,26 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
           return Effect.andThen(session.connection.close, Scope.close(session.scope, Exit.void)).pipe(Effect.ignore)
         })
 
-      const open = (client: string, caller: Callers.Configured | undefined) =>
+      /** Lets this instance's connection go; in a room the session lives on for the others, else it ends. */
+      const release = (session: Session) =>
+        Option.isNone(room)
+          ? end(session)
+          : Effect.suspend(() => {
+              sessions.delete(session.id)
+              return Effect.andThen(session.connection.detach, Scope.close(session.scope, Exit.void)).pipe(
+                Effect.ignore
+              )
+            })
+
+      const open = (
+        client: string,
+        caller: Callers.Configured | undefined,
+        resume?: { readonly id: string; readonly settled: SessionState.McpSession }
+      ) =>
         Effect.gen(function* () {
           const scope = yield* Scope.make()
           const outbox = yield* Queue.unbounded<string, Cause.Done>()
-          const id = randomUUID()
+          const id = resume?.id ?? randomUUID()
           const connection = yield* within(captured)(
             Server.connect({
               info: options.info,
@@ -113,7 +146,8 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
               fallback: options.fallback,
               // The caller its credential named, over the server's configured one.
               services: () => Effect.succeed(caller === undefined ? captured : Context.merge(captured, caller.context)),
-              session: `mcp-http:${id}`
+              session: roadSession(id),
+              resume: resume?.settled
             })
           ).pipe(Scope.provide(scope))
           const now = yield* Clock.currentTimeMillis
@@ -124,9 +158,10 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
             connection,
             scope,
             outbox,
-            protocolVersion: undefined,
+            protocolVersion: resume?.settled.protocolVersion,
             canStream: false,
-            lastUsed: now
+            lastUsed: now,
+            confirmedAt: resume === undefined ? now : 0
           }
           sessions.set(id, session)
           return session
@@ -135,7 +170,7 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
       const sweep = Effect.flatMap(Clock.currentTimeMillis, (now) =>
         Effect.forEach(
           [...sessions.values()].filter((s) => now - s.lastUsed >= options.idleMillis),
-          end,
+          release,
           { discard: true }
         )
       )
@@ -144,13 +179,13 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
       const makeRoom = (client: string, now: number) =>
         Effect.gen(function* () {
           const own = [...sessions.values()].filter((s) => s.client === client).sort((a, b) => a.lastUsed - b.lastUsed)
-          if (own.length >= options.maxSessionsPerClient) yield* end(own[0]!)
+          if (own.length >= options.maxSessionsPerClient) yield* release(own[0]!)
           if (sessions.size < options.maxSessions) return true
           yield* sweep
           if (sessions.size < options.maxSessions) return true
           const [oldest] = [...sessions.values()].sort((a, b) => a.lastUsed - b.lastUsed)
           if (oldest !== undefined && now - oldest.lastUsed >= 60_000) {
-            yield* end(oldest)
+            yield* release(oldest)
             return true
           }
           return false
@@ -161,41 +196,83 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
         return origin !== undefined && !options.allowedOrigins.includes(origin)
       }
 
-      const sessionOf = (request: HttpServerRequest.HttpServerRequest, caller: Callers.Configured | undefined) => {
-        const id = request.headers["mcp-session-id"]
-        if (id === undefined) {
-          return {
-            error: jsonRpcError(
-              400,
-              Server.ErrorCode.invalidRequest,
-              "Bad Request: the Mcp-Session-Id header is missing; send initialize first."
-            )
+      const notFound = () =>
+        jsonRpcError(
+          404,
+          Server.ErrorCode.invalidRequest,
+          "Session not found: it ended or expired. Initialize a new session."
+        )
+      const storeDown = (e: { readonly message: string }) =>
+        jsonRpcError(503, -32000, `${e.message} The session is kept; send the request again.`, { "retry-after": "1" })
+
+      /**
+       * This instance's connection of the session, in a room made from the room's record when it holds none.
+       * A session the room confirmed within a second is not asked again (`fresh`), except to end it.
+       */
+      const local = (id: string, client: string, caller: Callers.Configured | undefined, fresh = true) =>
+        Effect.gen(function* () {
+          // Another credential's session is not found: its id alone never lends its caller's rights.
+          const mine = (session: Session | undefined) => (session?.caller === caller ? session : undefined)
+          if (Option.isNone(room)) return { session: mine(sessions.get(id)) }
+          const now = yield* Clock.currentTimeMillis
+          const known = mine(sessions.get(id))
+          if (fresh && known !== undefined && now - known.confirmedAt < confirmMillis) return { session: known }
+          const found = yield* Effect.result(room.value.find(id, options.idleMillis))
+          if (found._tag === "Failure") return { error: storeDown(found.failure) }
+          const held = sessions.get(id)
+          if (found.success === undefined) {
+            // Deleted or expired in the room: this instance's connection goes too.
+            if (held !== undefined) yield* release(held)
+            return { session: undefined }
           }
-        }
-        const found = sessions.get(id)
-        // Another credential's session is not found: its id alone never lends its caller's rights.
-        const session = found?.caller === caller ? found : undefined
-        if (session === undefined) {
-          return {
-            error: jsonRpcError(
-              404,
-              Server.ErrorCode.invalidRequest,
-              "Session not found: it ended or expired. Initialize a new session."
-            )
+          if (held !== undefined) {
+            if (held.caller !== caller) return { session: undefined }
+            held.confirmedAt = now
+            return { session: held }
           }
-        }
-        const version = request.headers["mcp-protocol-version"]
-        if (version !== undefined && !(Server.protocolVersions as ReadonlyArray<string>).includes(version)) {
-          return {
-            error: jsonRpcError(
-              400,
-              Server.ErrorCode.invalidRequest,
-              `Bad Request: unsupported MCP-Protocol-Version ${version}.`
-            )
+          if (found.success.callerId !== caller?.id) return { session: undefined }
+          if (!(yield* makeRoom(client, now))) return { session: undefined }
+          const opened = yield* open(found.success.client, caller, { id, settled: found.success })
+          opened.confirmedAt = now
+          return { session: opened }
+        })
+
+      const sessionOf = (
+        request: HttpServerRequest.HttpServerRequest,
+        caller: Callers.Configured | undefined,
+        fresh = true
+      ) =>
+        Effect.gen(function* () {
+          const id = request.headers["mcp-session-id"]
+          if (id === undefined) {
+            return {
+              error: jsonRpcError(
+                400,
+                Server.ErrorCode.invalidRequest,
+                "Bad Request: the Mcp-Session-Id header is missing; send initialize first."
+              )
+            }
           }
-        }
-        return { session }
-      }
+          const version = request.headers["mcp-protocol-version"]
+          if (version !== undefined && !(Server.protocolVersions as ReadonlyArray<string>).includes(version)) {
+            return {
+              error: jsonRpcError(
+                400,
+                Server.ErrorCode.invalidRequest,
+                `Bad Request: unsupported MCP-Protocol-Version ${version}.`
+              )
+            }
+          }
+          const found = yield* local(
+            id,
+            Option.getOrElse(request.remoteAddress, () => "unknown"),
+            caller,
+            fresh
+          )
+          if (found.error !== undefined) return { error: found.error }
+          if (found.session === undefined) return { error: notFound() }
+          return { session: found.session }
+        })
 
       const post = (request: HttpServerRequest.HttpServerRequest) =>
         Effect.gen(function* () {
@@ -250,7 +327,7 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
             }
             session = yield* open(client, yield* Callers.Identified)
           } else {
-            const found = sessionOf(request, yield* Callers.Identified)
+            const found = yield* sessionOf(request, yield* Callers.Identified)
             if (found.error !== undefined) return found.error
             session = found.session
           }
@@ -281,6 +358,27 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
             )
             const version = Option.fromNullishOr(initializing ? protocolOf(replies[0]) : undefined)
             if (Option.isSome(version)) session.protocolVersion = version.value
+            // In a room, the session is recorded for the other instances before its id is handed out.
+            const settled = initializing ? session.connection.settled() : undefined
+            if (Option.isSome(room) && settled !== undefined) {
+              const recorded = yield* Effect.result(
+                room.value.open(
+                  session.id,
+                  {
+                    client: session.client,
+                    ...settled,
+                    ...(session.caller === undefined ? {} : { callerId: session.caller.id })
+                  },
+                  options.idleMillis
+                )
+              )
+              if (recorded._tag === "Failure") {
+                yield* end(session)
+                return jsonRpcError(503, -32000, `${recorded.failure.message} No session was opened.`, {
+                  "retry-after": "1"
+                })
+              }
+            }
             return HttpServerResponse.text(Array.isArray(message) ? `[${replies.join(",")}]` : (replies[0] ?? ""), {
               contentType: "application/json",
               headers
@@ -316,8 +414,14 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
       const remove = (request: HttpServerRequest.HttpServerRequest) =>
         Effect.gen(function* () {
           if (forbiddenOrigin(request)) return HttpServerResponse.empty({ status: 403 })
-          const found = sessionOf(request, yield* Callers.Identified)
+          const found = yield* sessionOf(request, yield* Callers.Identified, false)
           if (found.error !== undefined) return found.error
+          if (Option.isSome(room)) {
+            // Ended for the whole room: its record and its remembered proofs.
+            const ended = yield* Effect.result(room.value.end(found.session.id))
+            if (ended._tag === "Failure") return storeDown(ended.failure)
+            yield* within(captured)(Effect.flatMap(Invoker, (road) => road.endSession(roadSession(found.session.id))))
+          }
           yield* end(found.session)
           return HttpServerResponse.empty({ status: 204 })
         })
@@ -332,7 +436,8 @@ export const layer = (options: Options): Layer.Layer<never, never, Invoke.Servic
             : HttpServerResponse.empty({ status: 405, headers: { allow: "POST, DELETE" } })
         )
       )
-      yield* Effect.addFinalizer(() => Effect.forEach([...sessions.values()], end, { discard: true }))
+      // Stopping lets this instance's connections go: in a room their sessions go on elsewhere.
+      yield* Effect.addFinalizer(() => Effect.forEach([...sessions.values()], release, { discard: true }))
       yield* Effect.forkScoped(
         Effect.repeat(sweep, Schedule.spaced(Duration.millis(Math.max(1000, Math.min(60_000, options.idleMillis / 2)))))
       )

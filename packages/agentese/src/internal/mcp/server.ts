@@ -348,6 +348,17 @@ export interface Connection {
   readonly initialized: () => boolean
   /** Ends the connection: its calls are interrupted, its questions unanswered, its session forgotten. */
   readonly close: Effect.Effect<void>
+  /** Lets the connection go from this process only: its calls are interrupted, its session kept for others. */
+  readonly detach: Effect.Effect<void>
+  /** What initialize settled (to go on with the session elsewhere), once it has. */
+  readonly settled: () => Settled | undefined
+}
+
+/** What a client settled at initialize: enough for another process to go on with its session. */
+export interface Settled {
+  readonly protocolVersion: string
+  readonly capabilities: Readonly<Record<string, unknown>>
+  readonly clientName?: string | undefined
 }
 
 /**
@@ -425,6 +436,8 @@ export const connect = (options: {
   readonly services: Services
   /** The session the road remembers this client's proofs and mode under. */
   readonly session?: string | undefined
+  /** A session initialized elsewhere (another instance of a room), gone on with here. */
+  readonly resume?: Settled | undefined
 }): Effect.Effect<Connection, never, Scope.Scope> =>
   Effect.gen(function* () {
     const scope = yield* Scope.Scope
@@ -441,13 +454,13 @@ export const connect = (options: {
     let structure = true
     // Calls in flight, by request id, so that a cancellation can stop one.
     const running = new Map<string, Fiber.Fiber<unknown>>()
-    // Questions this server asked the client, by request id.
+    // Questions this server asked the client, by request id: random, since in a room several instances hold one
+    // session and ask its client, and an answer that reaches another instance must answer nothing there.
     const asked = new Map<string, Deferred.Deferred<Readonly<Record<string, unknown>>, string>>()
-    let nextQuestion = 0
 
     const request = (method: string, params: unknown): Effect.Effect<Readonly<Record<string, unknown>>, string> =>
       Effect.suspend(() => {
-        const id = `ugent-${++nextQuestion}`
+        const id = `ugent-${randomUUID()}`
         return Effect.flatMap(Deferred.make<Readonly<Record<string, unknown>>, string>(), (reply) => {
           asked.set(id, reply)
           return options
@@ -561,6 +574,19 @@ export const connect = (options: {
       )
     }
 
+    const settle = (settled: Settled) => {
+      protocol = settled.protocolVersion
+      capabilities = settled.capabilities
+      client = settled.clientName
+      audience = undefined
+      structure = options.info.outputSchemas || Budget.clientNamed(client)?.readsStructured !== true
+    }
+    if (options.resume !== undefined) {
+      settle(options.resume)
+      initialized = true
+      yield* start
+    }
+
     const answer = (
       id: Id,
       method: string,
@@ -570,12 +596,12 @@ export const connect = (options: {
       switch (method) {
         case "initialize": {
           const requested = params.protocolVersion
-          protocol = protocolVersions.find((v) => v === requested) ?? protocolVersions[0]
-          capabilities = isRecord(params.capabilities) ? params.capabilities : {}
           const name = isRecord(params.clientInfo) ? params.clientInfo.name : undefined
-          client = typeof name === "string" ? name : undefined
-          audience = undefined
-          structure = options.info.outputSchemas || Budget.clientNamed(client)?.readsStructured !== true
+          settle({
+            protocolVersion: protocolVersions.find((v) => v === requested) ?? protocolVersions[0],
+            capabilities: isRecord(params.capabilities) ? params.capabilities : {},
+            clientName: typeof name === "string" ? name : undefined
+          })
           const reply = resultLine(id, {
             protocolVersion: protocol,
             capabilities: { logging: {}, tools: { listChanged: false } },
@@ -673,13 +699,19 @@ export const connect = (options: {
       )
     }
 
+    const detach = Effect.gen(function* () {
+      for (const reply of asked.values()) yield* Deferred.fail(reply, "the connection closed")
+      yield* FiberSet.clear(fibers)
+    })
     return {
       receive,
       initialized: () => initialized,
       close: Effect.gen(function* () {
-        for (const reply of asked.values()) yield* Deferred.fail(reply, "the connection closed")
-        yield* FiberSet.clear(fibers)
+        yield* detach
         if (made !== undefined) yield* made.road.endSession(session)
-      })
+      }),
+      detach,
+      settled: () =>
+        protocol === undefined ? undefined : { protocolVersion: protocol, capabilities, clientName: client }
     }
   })

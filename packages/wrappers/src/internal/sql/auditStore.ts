@@ -41,6 +41,7 @@ type Row = {
   readonly result_summary: string | null
   readonly estimated_tokens: number | null
   readonly client_call_id: string | null
+  readonly instance: string | null
 }
 
 const toRow = (given: AuditEntry): Row => rowOf(bounded(given))
@@ -60,7 +61,8 @@ const rowOf = (e: AuditEntry): Row => ({
   error_kind: e.error?.kind ?? null,
   result_summary: e.resultSummary ?? null,
   estimated_tokens: e.estimatedTokens ?? null,
-  client_call_id: e.clientCallId ?? null
+  client_call_id: e.clientCallId ?? null,
+  instance: e.instance ?? null
 })
 
 const fromRow = (row: Row): AuditEntry => {
@@ -84,6 +86,7 @@ const fromRow = (row: Row): AuditEntry => {
   if (row.result_summary !== null) entry.resultSummary = row.result_summary
   if (row.estimated_tokens !== null) entry.estimatedTokens = Number(row.estimated_tokens)
   if (row.client_call_id !== null && row.client_call_id !== undefined) entry.clientCallId = row.client_call_id
+  if (row.instance !== null && row.instance !== undefined) entry.instance = row.instance
   return entry
 }
 
@@ -182,13 +185,13 @@ export const make = (options?: {
     // Nearest-rank percentiles: the row whose rank among its group's
     // durations is ceil(p · n), written (100p · n + 99) / 100 in integer
     // division, which both dialects share.
-    const statsBy = (column: "path" | "observer_id", window: TimeWindow) =>
+    const statsBy = (column: "path" | "observer_id" | "instance", window: TimeWindow) =>
       sql<StatsRow>`
         WITH calls AS (
           SELECT ${sql(column)} AS key, status, duration_millis,
             CASE WHEN ${refused} THEN 1 ELSE 0 END AS refused
           FROM ugent_audit
-          WHERE ${completed(window)}
+          WHERE ${column === "instance" ? windowed(window, [sql`phase = 'after'`, sql`instance IS NOT NULL`]) : completed(window)}
         ),
         ranked AS (
           SELECT key, duration_millis,
@@ -311,12 +314,16 @@ export const make = (options?: {
           Effect.all({
             byTool: statsBy("path", window),
             byObserver: statsBy("observer_id", window),
+            byInstance: statsBy("instance", window),
             refusals: refusals(window),
             byObserverTool: byObserverTool(window),
             failures: failures(window),
             totals: totals(window)
           }).pipe(
-            Effect.map((analytics): AuditAnalytics => analytics),
+            // Only a room's entries name their instance: a single server's analytics have no such list.
+            Effect.map(
+              ({ byInstance, ...rest }): AuditAnalytics => (byInstance.length === 0 ? rest : { ...rest, byInstance })
+            ),
             Effect.mapError(storeError("compute analytics"))
           )
         )

@@ -57,6 +57,11 @@ const traces = {
   "3_add_client_call_id": Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     yield* sql`ALTER TABLE ugent_traces ADD COLUMN client_call_id TEXT`
+  }),
+  // The server that served a call, in a room of several; NULL on older rows and single servers.
+  "4_add_instance": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`ALTER TABLE ugent_traces ADD COLUMN instance TEXT`
   })
 }
 
@@ -92,6 +97,11 @@ const audit = {
   "3_add_client_call_id": Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     yield* sql`ALTER TABLE ugent_audit ADD COLUMN client_call_id TEXT`
+  }),
+  // The server that served a call, in a room of several; NULL on older entries and single servers.
+  "4_add_instance": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`ALTER TABLE ugent_audit ADD COLUMN instance TEXT`
   })
 }
 

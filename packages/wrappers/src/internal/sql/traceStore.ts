@@ -31,6 +31,7 @@ type Row = {
   readonly observer_id: string | null
   readonly session_id: string | null
   readonly client_call_id: string | null
+  readonly instance: string | null
   readonly clipped: string | null
   readonly bytes: number
 }
@@ -50,6 +51,7 @@ const toRow = ({ record: r, texts, bytes }: payload.Stored): Row => ({
   observer_id: r.observerId ?? null,
   session_id: r.sessionId ?? null,
   client_call_id: r.clientCallId ?? null,
+  instance: r.instance ?? null,
   clipped: r.clipped === undefined ? null : JSON.stringify(r.clipped),
   bytes
 })
@@ -76,6 +78,7 @@ const fromRow = (row: Row): TraceRecord => {
   if (row.observer_id !== null) record.observerId = row.observer_id
   if (row.session_id !== null) record.sessionId = row.session_id
   if (row.client_call_id !== null && row.client_call_id !== undefined) record.clientCallId = row.client_call_id
+  if (row.instance !== null && row.instance !== undefined) record.instance = row.instance
   if (clipped !== undefined) record.clipped = clipped
   return record
 }
