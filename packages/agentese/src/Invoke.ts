@@ -181,6 +181,8 @@ export interface InvokerShape {
   /** Forgets what a session remembers (its connection closed). */
   readonly endSession: (session: string) => Effect.Effect<void>
   readonly registry: RegistryShape
+  /** The workspace's root (its real path) when one is served: stored approvals are keyed with it. */
+  readonly workspaceRoot?: string | undefined
 }
 
 /**
@@ -585,6 +587,7 @@ export const layer = (
 
       const self = Invoker.of({
         registry,
+        workspaceRoot: Option.getOrUndefined(workspace)?.root,
         invoke,
         invokeText,
         list: Effect.gen(function* () {

@@ -52,6 +52,7 @@ import * as Profile from "../Profile.ts"
 import * as Mounts from "../Mounts.ts"
 import * as Model from "../providers/Model.ts"
 import * as Recipe from "../Recipe.ts"
+import * as Approval from "../road/Approval.ts"
 import * as Registry from "../Registry.ts"
 import * as Report from "../Report.ts"
 import * as Server from "../Server.ts"
@@ -1312,10 +1313,18 @@ const approve = Command.make(
       }
       const answered = yield* onRoad(
         options,
-        Effect.gen(function* (): Effect.fn.Return<Answered, never, ApprovalStore.ApprovalStore> {
+        Effect.gen(function* (): Effect.fn.Return<Answered, never, ApprovalStore.ApprovalStore | Invoker> {
           const store = yield* ApprovalStore.ApprovalStore
-          if (Option.isNone(flags.id))
-            return { _tag: "Listed", pending: yield* Effect.orDie(store.pending(Date.now())) }
+          // Only this workspace's requests: a store may be shared with servers of other workspaces.
+          const root = (yield* Invoker).workspaceRoot
+          if (Option.isNone(flags.id)) {
+            const all = yield* Effect.orDie(store.pending(Date.now()))
+            return { _tag: "Listed", pending: all.filter((a) => Approval.ofWorkspace(root, a)) }
+          }
+          const mine = yield* Effect.orDie(store.get(flags.id.value))
+          if (mine !== undefined && !Approval.ofWorkspace(root, mine)) {
+            return { _tag: "Refused", error: new ApprovalStore.UnknownApproval({ id: flags.id.value }) }
+          }
           const decision = flags.deny ? "denied" : "approved"
           const result = yield* Effect.result(
             store.answer(flags.id.value, decision, { channel: "cli", now: Date.now() })

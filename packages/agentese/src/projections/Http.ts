@@ -60,6 +60,7 @@ import * as Events from "../Events.ts"
 import * as JsonDepth from "../internal/jsonDepth.ts"
 import * as Invoke from "../Invoke.ts"
 import type * as Recipe from "../Recipe.ts"
+import * as Approval from "../road/Approval.ts"
 import * as Server from "../Server.ts"
 
 // ---------------------------------------------------------------------------
@@ -634,6 +635,10 @@ const V1Handlers = (options: Options) =>
       const pending = yield* Human.Pending
       // Stored approval requests: listed and answered here too, after a restart and from other servers' calls.
       const approvals = Option.getOrUndefined(yield* Effect.serviceOption(ApprovalStore.ApprovalStore))
+      // Only this workspace's stored requests: a store may be shared with servers of other workspaces.
+      const root = (yield* Invoke.Invoker).workspaceRoot
+      const ours = (a: ApprovalStore.Approval | undefined) =>
+        a !== undefined && Approval.ofWorkspace(root, a) ? a : undefined
       const answerable = options.approverToken !== undefined && options.approverToken !== ""
       const stopping = yield* Stopping
       // A question waiting for a person is announced on the event stream.
@@ -666,7 +671,10 @@ const V1Handlers = (options: Options) =>
         .handle("pending", () =>
           Effect.gen(function* () {
             const waiting = yield* pending.list
-            const stored = approvals === undefined ? [] : yield* approvals.pending(Date.now()).pipe(Effect.orDie)
+            const stored =
+              approvals === undefined
+                ? []
+                : (yield* approvals.pending(Date.now()).pipe(Effect.orDie)).filter((a) => ours(a) !== undefined)
             const here = new Set(waiting.map((q) => q.id))
             const byId = new Map(stored.map((a) => [a.id, a]))
             // A question of this process shows its stored request's expiry, diff and files; one of another
@@ -690,7 +698,8 @@ const V1Handlers = (options: Options) =>
         .handle("answer", ({ params, payload }) =>
           Effect.gen(function* () {
             const given = payload.declined === true ? "declined" : (payload.answer ?? "")
-            const stored = approvals === undefined ? undefined : yield* approvals.get(params.id).pipe(Effect.orDie)
+            const stored =
+              approvals === undefined ? undefined : ours(yield* approvals.get(params.id).pipe(Effect.orDie))
             if (approvals !== undefined && stored !== undefined) {
               const decision = given !== "declined" && Human.isApproval(given) ? "approved" : "denied"
               yield* approvals.answer(params.id, decision, { channel: "http-pending", now: Date.now() }).pipe(

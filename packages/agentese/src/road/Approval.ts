@@ -118,6 +118,17 @@ export const keyOf = (root: string | undefined, path: string, observerId: string
     .update(canonical([root ?? null, path, observerId, argumentsOf(decoded)]))
     .digest("hex")
 
+/**
+ * Whether a stored request is one of this workspace's: its key, made again
+ * with this root, is its key. Servers of other workspaces sharing a store
+ * neither list nor answer each other's requests.
+ *
+ * @category approving
+ * @since 0.2.0
+ */
+export const ofWorkspace = (root: string | undefined, approval: ApprovalStore.Approval): boolean =>
+  keyOf(root, approval.tool, approval.observerId, approval.input) === approval.key
+
 /** The most bytes hashed of one file; a larger one is not bound (its write's own proof still is). */
 const maxHashedBytes = 64 * 1024 * 1024
 

@@ -8,7 +8,7 @@
  */
 import { spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { existsSync, readFileSync } from "node:fs"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { join } from "node:path"
@@ -92,7 +92,12 @@ const balancer = async (backends: ReadonlyArray<{ readonly name: string; readonl
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const { port } = server.address() as AddressInfo
-  return { url: `http://127.0.0.1:${port}`, close: () => new Promise<void>((r) => server.close(() => r())) }
+  return {
+    url: `http://127.0.0.1:${port}`,
+    /** The instance the next request goes to, when every instance lives. */
+    next: () => backends[next % backends.length]!.name,
+    close: () => new Promise<void>((r) => server.close(() => r()))
+  }
 }
 
 /** The reply of a POST: its JSON, or the last message of its event stream (a call's reply comes after its progress). */
@@ -125,8 +130,14 @@ describe("a room of three ugent serve", () => {
       const root = workspace({ "notes.txt": "one\ntwo\n" })
       const id = `t${Date.now().toString(36)}${randomBytes(3).toString("hex")}`
       const names = ["a", "b", "c"].map((n) => `${id}-${n}`)
-      const env = { UGENT_PROOF_KEY: randomBytes(32).toString("hex") }
+      const approver = randomBytes(16).toString("hex")
+      const env = { UGENT_PROOF_KEY: randomBytes(32).toString("hex"), UGENT_APPROVER_TOKEN: approver }
+      // Writes wait for a person's approval: one asked on one instance is answered on another.
+      const recipe = join(root, ".ugent-room-recipe.json")
+      writeFileSync(recipe, JSON.stringify({ requireApproval: ["world.tools.file.write"] }))
       const common = [
+        "--recipe",
+        recipe,
         "--stores",
         pg!,
         "--redis",
@@ -235,13 +246,43 @@ describe("a room of three ugent serve", () => {
         // The HTTP caller: a proof printed by one instance is accepted by another; its plan mode is the room's.
         const httpRead = await invoke("world.tools.file.read", { path: "notes.txt" })
         assert.strictEqual(httpRead.status, 200)
-        const httpWrite = await invoke("world.tools.file.write", {
+        // The write waits for approval on the instance it reached; a person answers it on another instance.
+        const asker = lb.next()
+        const writing = invoke("world.tools.file.write", {
           path: "notes.txt",
           content: "three\n",
           proof: httpRead.json.result.proof
         })
+        const other = names.findIndex((n) => n !== asker)
+        const operator = { authorization: `Bearer ${approver}`, "content-type": "application/json" }
+        let asked: { readonly id: string } | undefined
+        for (let n = 0; n < 100 && asked === undefined; n++) {
+          const listed = await fetch(`${urls[other]}/v1/pending`, { headers: operator })
+          const body = (await listed.json()) as {
+            questions: Array<{ id: string; path?: string; input?: { path?: string; content?: string } }>
+          }
+          asked = body.questions.find(
+            (q) => q.path === "world.tools.file.write" && q.input?.path === "notes.txt" && q.input.content === "three\n"
+          )
+          if (asked === undefined) await new Promise((resolve) => setTimeout(resolve, 100))
+        }
+        assert.isDefined(asked, "the request reached the other instance's /v1/pending")
+        const answered = await fetch(`${urls[other]}/v1/pending/${asked!.id}`, {
+          method: "POST",
+          headers: operator,
+          body: JSON.stringify({ answer: "approve" })
+        })
+        const answeredBody = await answered.text()
+        assert.strictEqual(answered.status, 200, answeredBody)
+        const httpWrite = await writing
+        assert.strictEqual(httpWrite.backend, asker, `${JSON.stringify(asked)} ${answeredBody} ${names[other]}`)
+        assert.notStrictEqual(names[other], asker)
         assert.notStrictEqual(httpWrite.backend, httpRead.backend)
-        assert.strictEqual(httpWrite.status, 200, JSON.stringify(httpWrite.json))
+        assert.strictEqual(
+          httpWrite.status,
+          200,
+          `${JSON.stringify(httpWrite.json)} asked ${JSON.stringify(asked)} answered ${answeredBody} on ${names[other]}`
+        )
         assert.strictEqual(readFileSync(join(root, "notes.txt"), "utf8"), "three\n")
         const httpPlan = await invoke("self.tools.mode.plan", {})
         assert.strictEqual(httpPlan.status, 200)
