@@ -41,7 +41,9 @@ export class ApprovalPending extends Schema.TaggedError<ApprovalPending>()("Appr
   expiresAt: Schema.Number,
   /** `timeout`: nobody answered within the wait; `no-channel`: nobody could be asked now. */
   reason: Schema.Literals(["timeout", "no-channel"]),
-  waitedMillis: Schema.optionalKey(Schema.Number)
+  waitedMillis: Schema.optionalKey(Schema.Number),
+  /** `true` when the request lives only in this server (memory stores): no other process can answer it. */
+  inMemory: Schema.optionalKey(Schema.Boolean)
 }) {
   static readonly kind: ToolError.Kind = "denied"
   override get message(): string {
@@ -49,7 +51,12 @@ export class ApprovalPending extends Schema.TaggedError<ApprovalPending>()("Appr
       this.reason === "timeout"
         ? `nobody answered within ${this.waitedMillis ?? 0} ms`
         : "nobody can be asked on this connection"
-    return `${this.tool} did not run: it needs a person's approval and ${why}. The request is pending under ${this.id} until ${new Date(this.expiresAt).toISOString()}; a person answers it with \`ugent approve ${this.id}\` (or --deny), POST /v1/pending/${this.id} {"answer":"approve"}, or the client's prompt. Once it is approved, make the same call again with the same arguments: it then runs without asking. Tell the user it waits for their approval.`
+    // A request kept only in this server's memory is answered through this server, not by another process.
+    const how =
+      this.inMemory === true
+        ? `POST /v1/pending/${this.id} {"answer":"approve"} to this server, or the client's prompt (this server keeps requests in memory: \`ugent approve\` cannot reach them)`
+        : `\`ugent approve ${this.id}\` (or --deny), POST /v1/pending/${this.id} {"answer":"approve"}, or the client's prompt`
+    return `${this.tool} did not run: it needs a person's approval and ${why}. The request is pending under ${this.id} until ${new Date(this.expiresAt).toISOString()}; a person answers it with ${how}. Once it is approved, make the same call again with the same arguments: it then runs without asking. Tell the user it waits for their approval.`
   }
 }
 
@@ -284,7 +291,8 @@ export const admit = (
         expiresAt: waiting.expiresAt,
         ...(Option.isNone(status)
           ? { reason: "timeout" as const, waitedMillis: Duration.toMillis(timeout) }
-          : { reason: "no-channel" as const })
+          : { reason: "no-channel" as const }),
+        ...(store.durable === true ? {} : { inMemory: true })
       })
     }
     if (status.value === "denied") return yield* new ToolError.ApprovalDenied({ tool: route.path, reason: "denied" })

@@ -153,6 +153,8 @@ export interface ApprovalStoreShape {
   ) => Effect.Effect<Approval, AnswerError>
   /** Marks an approved request used; `false` when it is not approved and unexpired at `now`. */
   readonly use: (id: string, now: number) => Effect.Effect<boolean, StoreError>
+  /** Whether requests outlive this process (SQLite, PostgreSQL), so another process may answer them (`ugent approve`). */
+  readonly durable?: boolean | undefined
 }
 
 /**

@@ -56,6 +56,7 @@ export const make: Effect.Effect<ApprovalStoreShape, StoreError, SqlClient.SqlCl
         Effect.mapError(storeError("read a request"))
       )
     return {
+      durable: true,
       create: (a) =>
         sql`INSERT INTO ugent_approvals ${sql.insert({
           id: a.id,
