@@ -1081,6 +1081,7 @@ export const family: Family.Family<never, never> = {
     // The road, the caller and its recipe come from the call's context (the road gives every tool its caller's).
     return {
       "agent.run": {
+        // Closed in effect: the road runs every tool in its caller's context, which holds these services.
         tool: tool as unknown as Family.Closed,
         level: { min: 0, of: (input: unknown) => (input as typeof SubAgentInput.Type).trust ?? 0 }
       }

@@ -10,7 +10,7 @@
  * @since 0.2.0
  */
 import { randomUUID } from "node:crypto"
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect, Schema } from "effect"
 import { Prompt } from "effect/ai"
@@ -109,7 +109,19 @@ export const load = (root: string, id: string): Effect.Effect<Stored, RunNotFoun
       return yield* new RunNotFound({ id, problem: "a run id looks like run-1a2b3c4d5e6f, as ugent agent printed it" })
     }
     const text = yield* Effect.try({
-      try: () => readFileSync(join(dirOf(root), `${id}.json`), "utf8"),
+      try: () => {
+        // Opened without blocking or following a link, and read only if it is a file (never a FIFO).
+        const fd = openSync(
+          join(dirOf(root), `${id}.json`),
+          constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW
+        )
+        try {
+          if (!fstatSync(fd).isFile()) throw new Error("not a file")
+          return readFileSync(fd, "utf8")
+        } finally {
+          closeSync(fd)
+        }
+      },
       catch: () => new RunNotFound({ id, problem: "there is no such run in this workspace" })
     })
     return yield* Schema.decodeUnknownEffect(FileJson)(text).pipe(

@@ -733,13 +733,7 @@ const V1Handlers = (options: Options) =>
             const audit =
               caller === undefined
                 ? serverAudit
-                : Option.getOrElse(
-                    Context.getOption(
-                      caller.context as unknown as Context.Context<AuditStore.AuditStore>,
-                      AuditStore.AuditStore
-                    ),
-                    () => serverAudit
-                  )
+                : Option.getOrElse(Context.getOption(caller.context, AuditStore.AuditStore), () => serverAudit)
             const unavailable = (e: unknown) => ({
               ok: false as const,
               error: ToolError.toJson(e),
@@ -837,10 +831,7 @@ const V1Handlers = (options: Options) =>
             const hub =
               caller === undefined
                 ? events
-                : Option.getOrElse(
-                    Context.getOption(caller.context as unknown as Context.Context<Events.Events>, Events.Events),
-                    () => events
-                  )
+                : Option.getOrElse(Context.getOption(caller.context, Events.Events), () => events)
             const all = yield* hub.subscribe
             const stream = caller === undefined ? all : Stream.filter(all, (event) => event.observerId === caller.id)
             const encoded = stream.pipe(

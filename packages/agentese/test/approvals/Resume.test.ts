@@ -5,7 +5,8 @@
  * new process, and the approved write runs without asking. The model is a
  * local OpenAI-compatible server; everything else is the real binary.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import { execFileSync } from "node:child_process"
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -100,6 +101,14 @@ describe("ugent agent --resume", () => {
       )
       assert.strictEqual(traversal.code, 2)
       assert.match(traversal.stderr, /a run id looks like run-/)
+      // threat 45: a FIFO in the runs' place is refused at once, never read (it would block the process).
+      mkdirSync(join(root, ".ugent", "runs"), { recursive: true })
+      execFileSync("mkfifo", [join(root, ".ugent", "runs", "run-00000000000f.json")])
+      const fifo = yield* Effect.promise(() =>
+        ugent(["agent", "--resume", "run-00000000000f", "--root", root], { cwd: root, env })
+      )
+      assert.strictEqual(fifo.code, 2)
+      assert.match(fifo.stderr, /No waiting agent run run-00000000000f/)
       const none = yield* Effect.promise(() => ugent(["agent", "--root", root], { cwd: root, env }))
       assert.strictEqual(none.code, 2)
       assert.match(none.stderr, /No task/)

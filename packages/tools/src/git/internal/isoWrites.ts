@@ -198,6 +198,7 @@ export const makeIsoWrites = (onWrite: (repo: Repository) => void): GitWrites =>
       ),
     stashList: (repo) =>
       attempt("stash", async () => {
+        // isomorphic-git declares the list op as string | void; it resolves to the entries.
         const entries = (await git.stash({
           fs: fsOf(repo),
           dir: repo.workTree,

@@ -187,6 +187,9 @@ export const jailedFs = (root: string, options?: { readonly writable?: boolean }
       inDir(p, (entry) => {
         const fd = openSync(entry, writeFlags, mode)
         try {
+          // A FIFO or device in the repository is refused, not written to.
+          if (!fstatSync(fd).isFile())
+            throw Object.assign(new Error(`${entry} is not a regular file`), { code: "EPERM" })
           writeFileSync(fd, data)
         } finally {
           closeSync(fd)

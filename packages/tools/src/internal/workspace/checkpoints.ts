@@ -113,7 +113,8 @@ export interface Store {
 const folder = "checkpoints"
 const indexName = "index.jsonl"
 const hashName = /^[0-9a-f]{64}$/
-const appendFlags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW
+const appendFlags =
+  constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK
 const readFlags = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW
 
 interface Cache {
