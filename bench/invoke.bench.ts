@@ -79,6 +79,7 @@ export default {
     const root = benchWorkspace()
     try {
       // Fewer than 10,000 distinct calls in all: the loop detector's own housekeeping starts above that.
+      // Each call differs by its limit (the file has one line), so no two are a loop.
       const n = 1000
       const direct = Layer.mergeAll(Workspace.layer({ root }), Trust.grant(0))
       const tool = await usPerCall(() => Read.read.run({ path: "a.txt" }), direct, n)
@@ -92,8 +93,9 @@ export default {
       )
       const road = await usPerCall(
         (i) =>
-          Effect.flatMap(Invoke.invoke({ path: "world.tools.file.read", input: { path: "a.txt", call: i } }), (o) =>
-            o.ok ? Effect.void : Effect.die(new Error(`a call was refused: ${JSON.stringify(o.error)}`))
+          Effect.flatMap(
+            Invoke.invoke({ path: "world.tools.file.read", input: { path: "a.txt", limit: 1 + i } }),
+            (o) => (o.ok ? Effect.void : Effect.die(new Error(`a call was refused: ${JSON.stringify(o.error)}`)))
           ),
         benchRoad(root),
         n
