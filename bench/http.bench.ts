@@ -10,9 +10,9 @@
  * The server is the API of `Http.layer` over the road of the invoke bench:
  * memory stores, and the real in-memory rate limiter with every limit
  * multiplied by 10^6, since the design's global limit (100 calls a minute)
- * would refuse the load and a recipe cannot raise it. Each request body
- * carries a distinct id (autocannon's `[<id>]`), so the loop detector does
- * not refuse repeated calls.
+ * would refuse the load and a recipe cannot raise it. Every request is the
+ * same read (file.read refuses a key it does not take), and the bench road's
+ * loop detector never refuses a repeat.
  *
  * Two more rows bound what the target asks: the road's own rate in process
  * (10 fibers, no HTTP) against the bare server, and the same API over an
@@ -64,7 +64,7 @@ instance.on("response", (client, status, bytes, ms) => times.push(ms))
 `
 
 const load = async (url: string): Promise<Load> => {
-  const body = JSON.stringify({ path: "a.txt", request: "[<id>]" })
+  const body = JSON.stringify({ path: "a.txt" })
   const { stdout } = await promisify(execFile)(
     process.execPath,
     ["--input-type=module", "-e", driver, url, body, String(seconds), String(connections)],
@@ -92,10 +92,9 @@ const bare = (json: string): Promise<{ readonly url: string; readonly server: Se
 /** Calls per second of the road itself: `connections` fibers invoking in a loop for `seconds`. */
 const concurrentInvokes = Effect.gen(function* () {
   let done = 0
-  let next = 0
   const worker = Effect.gen(function* () {
     while (true) {
-      const o = yield* Invoke.invoke({ path: "world.tools.file.read", input: { path: "a.txt", inProcess: next++ } })
+      const o = yield* Invoke.invoke({ path: "world.tools.file.read", input: { path: "a.txt" } })
       if (!o.ok) return yield* Effect.die(new Error(`a call was refused: ${JSON.stringify(o.error)}`))
       done++
     }
@@ -135,7 +134,7 @@ export default {
     try {
       const ours = await serveApi(benchRoad(root), scope)
       // The baseline answers what ours answers: a real outcome of the same call.
-      const sample = await fetch(ours, { method: "POST", body: JSON.stringify({ path: "a.txt", request: "sample" }) })
+      const sample = await fetch(ours, { method: "POST", body: JSON.stringify({ path: "a.txt" }) })
       const json = await sample.text()
       if (sample.status !== 200) throw new Error(`the sample call failed: ${json}`)
       const baseline = await bare(json)
